@@ -1,0 +1,123 @@
+//! Command-line interface (clap). Thin: parses arguments and calls the library.
+
+use crate::config::Config;
+use crate::index::{IndexOptions, index_directory};
+use crate::store;
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// cudalog: an incremental static-analysis database for CUDA code bases.
+#[derive(Parser, Debug)]
+#[command(name = "cudalog", version, about)]
+pub struct Cli {
+    /// Log more (repeat for debug output); logs go to stderr.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Index a directory of CUDA sources into the fact database.
+    Index {
+        /// Workspace root (default: current directory).
+        dir: Option<PathBuf>,
+        /// Database path (default: DIR/.cudalog/cudalog.db).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Define a macro, `-D NAME` or `-D NAME=VALUE` (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a read-only SQL query against the fact database.
+    Query {
+        /// The SQL statement.
+        sql: String,
+        /// Database path (default: ./.cudalog/cudalog.db).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+/// Output formats of `query`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Format {
+    /// Aligned text table.
+    Table,
+    /// CSV with a header row.
+    Csv,
+    /// JSON array of objects.
+    Json,
+}
+
+/// Default database location for a workspace root.
+pub fn default_db(root: &Path) -> PathBuf {
+    root.join(".cudalog").join("cudalog.db")
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Index {
+            dir,
+            db,
+            define,
+            json,
+        } => {
+            let root = dir.unwrap_or_else(|| PathBuf::from("."));
+            if !root.is_dir() {
+                anyhow::bail!("{}: no such directory", root.display());
+            }
+            let mut config = Config::load(&root)?;
+            config.add_defines(&define);
+            let db_path = db.unwrap_or_else(|| default_db(&root));
+            let progress = std::io::stderr().is_terminal() && !json;
+            let s = index_directory(&root, &db_path, config, &IndexOptions { progress })?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s)?);
+            } else {
+                println!(
+                    "indexed {} files ({:.1} KiB) in {:.2}s: {} functions ({} kernels), {} accesses, {} parse errors",
+                    s.files,
+                    s.bytes as f64 / 1024.0,
+                    s.seconds,
+                    s.functions,
+                    s.kernels,
+                    s.accesses,
+                    s.parse_errors
+                );
+                println!(
+                    "store {}: {} functions written, {} moved, {} unchanged",
+                    db_path.display(),
+                    s.functions_written,
+                    s.functions_moved,
+                    s.functions_unchanged
+                );
+            }
+            Ok(0)
+        }
+        Command::Query { sql, db, format } => {
+            let db_path = db.unwrap_or_else(|| default_db(Path::new(".")));
+            let conn = store::open_read_only(&db_path)?;
+            let r = store::run_query(&conn, &sql).context("query failed")?;
+            let out = match format {
+                Format::Table => r.to_table(),
+                Format::Csv => r.to_csv(),
+                Format::Json => r.to_json() + "\n",
+            };
+            print!("{out}");
+            Ok(0)
+        }
+    }
+}

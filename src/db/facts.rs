@@ -1,0 +1,73 @@
+//! Per-function facts in the shape the store writes them.
+
+use crate::ir::Function;
+use std::hash::{Hash, Hasher};
+
+/// A parameter row.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ParamRow {
+    /// Position (0-based).
+    pub position: u32,
+    /// Name.
+    pub name: String,
+    /// Type as rendered.
+    pub ty: String,
+    /// Element size for pointers and arrays.
+    pub elem_bytes: Option<u64>,
+}
+
+/// Everything the store keeps about one function, with lines relative to
+/// the function start.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionFacts {
+    /// Hash of the lowered function (hex); changes iff any row would change
+    /// (up to line shifts).
+    pub content_hash: String,
+    /// The lowered function.
+    pub function: std::sync::Arc<Function>,
+    /// Parameter rows.
+    pub params: Vec<ParamRow>,
+}
+
+struct Blake3Hasher(blake3::Hasher);
+
+impl Hasher for Blake3Hasher {
+    fn finish(&self) -> u64 {
+        let h = self.0.finalize();
+        u64::from_le_bytes(h.as_bytes()[..8].try_into().unwrap_or([0; 8]))
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+}
+
+/// Stable hex hash of any `Hash` value (blake3 over the hash stream).
+pub fn stable_hash<T: Hash + ?Sized>(v: &T) -> String {
+    let mut h = Blake3Hasher(blake3::Hasher::new());
+    v.hash(&mut h);
+    h.0.finalize().to_hex()[..32].to_string()
+}
+
+impl FunctionFacts {
+    /// Derive the facts of a lowered function.
+    pub fn compute(f: &std::sync::Arc<Function>, start_col: u32) -> FunctionFacts {
+        let params = f
+            .params
+            .iter()
+            .map(|v| {
+                let var = f.var(*v);
+                ParamRow {
+                    position: var.param_position.unwrap_or(0),
+                    name: var.name.clone(),
+                    ty: var.ty.render(),
+                    elem_bytes: var.ty.element().and_then(|e| e.bytes()),
+                }
+            })
+            .collect();
+        FunctionFacts {
+            content_hash: stable_hash(&(&**f, start_col, crate::store::SCHEMA_VERSION)),
+            function: f.clone(),
+            params,
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! The salsa query database.
+//!
+//! Inputs: one [`SourceFile`] per file (path + text) and one [`Workspace`]
+//! (the file map, used to resolve `#include "…"`, and the initial scope built
+//! from the configuration). Tracked queries, from coarse to fine:
+//!
+//! - [`parse`]: file → tree-sitter tree (never equal across edits);
+//! - [`scan`]: file → [`FileScan`] (function sites with their text and scope);
+//! - [`exports`]: header → the scope it exports to includers;
+//! - [`items`]: file → one [`FunctionItem`] tracked struct per definition,
+//!   identified by file + qualified name + ordinal, whose fields (text, scope,
+//!   position) are tracked one by one;
+//! - [`function_ir`]: item → lowered [`Function`] (reads only the item's text,
+//!   kind and scope, so editing another function never re-runs it);
+//! - [`function_facts`]: item → [`FunctionFacts`], the per-function summary
+//!   written to the store.
+
+use crate::frontend::lower::lower_function;
+use crate::frontend::scan::scan_file;
+use crate::frontend::{FileScan, Scope};
+use crate::ir::{Function, FunctionKind};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+mod facts;
+pub use facts::FunctionFacts;
+
+/// One source file.
+#[salsa::input(debug)]
+pub struct SourceFile {
+    /// Path relative to the workspace root (forward slashes).
+    #[returns(ref)]
+    pub path: PathBuf,
+    /// Decoded text.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// The workspace singleton.
+#[salsa::input(debug)]
+pub struct Workspace {
+    /// All files by relative path.
+    #[returns(ref)]
+    pub files: BTreeMap<PathBuf, SourceFile>,
+    /// Include directories (relative to the root) searched after the
+    /// including file's own directory.
+    #[returns(ref)]
+    pub include_dirs: Vec<PathBuf>,
+    /// Predefined and configured macros.
+    #[returns(ref)]
+    pub initial_scope: Arc<Scope>,
+}
+
+/// A parsed tree (shared; never compared).
+#[derive(Clone)]
+pub struct Parsed(pub Arc<tree_sitter::Tree>);
+
+/// The database trait all queries take.
+#[salsa::db]
+pub trait Db: salsa::Database {
+    /// The workspace input.
+    fn workspace(&self) -> Workspace;
+}
+
+/// Records which queries executed (for tests and `--verbose` statistics).
+#[derive(Clone, Default)]
+pub struct ExecutionLog(Arc<Mutex<Vec<String>>>);
+
+impl ExecutionLog {
+    /// Take the recorded query names (e.g. `function_ir(Id(402))`).
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The concrete database.
+#[salsa::db]
+#[derive(Clone)]
+pub struct Database {
+    storage: salsa::Storage<Self>,
+    workspace: Option<Workspace>,
+}
+
+#[salsa::db]
+impl salsa::Database for Database {}
+
+#[salsa::db]
+impl Db for Database {
+    fn workspace(&self) -> Workspace {
+        self.workspace
+            .expect("Database::set_workspace is called before any query")
+    }
+}
+
+impl Default for Database {
+    fn default() -> Self {
+        Self::new(None)
+    }
+}
+
+impl Database {
+    /// A database; with `log`, every query execution is recorded.
+    pub fn new(log: Option<ExecutionLog>) -> Self {
+        let callback: Option<Box<dyn Fn(salsa::Event) + Send + Sync>> = log.map(|log| {
+            Box::new(move |event: salsa::Event| {
+                if let salsa::EventKind::WillExecute { database_key } = event.kind {
+                    let name = format!("{database_key:?}");
+                    log.0.lock().unwrap_or_else(|e| e.into_inner()).push(name);
+                }
+            }) as Box<dyn Fn(salsa::Event) + Send + Sync>
+        });
+        let mut db = Database {
+            storage: salsa::Storage::new(callback),
+            workspace: None,
+        };
+        let ws = Workspace::new(&db, BTreeMap::new(), Vec::new(), Arc::new(Scope::default()));
+        db.workspace = Some(ws);
+        db
+    }
+}
+
+/// Parse a file.
+#[salsa::tracked(returns(clone), no_eq)]
+pub fn parse(db: &dyn Db, file: SourceFile) -> Parsed {
+    Parsed(Arc::new(crate::frontend::syntax::parse(file.text(db))))
+}
+
+/// Resolve `#include "name"` written in `from` to a workspace file.
+pub fn resolve_include(db: &dyn Db, from: &Path, name: &str) -> Option<SourceFile> {
+    let ws = db.workspace();
+    let files = ws.files(db);
+    let dir = from.parent().unwrap_or(Path::new(""));
+    let mut candidates = vec![normalize(&dir.join(name))];
+    for inc in ws.include_dirs(db) {
+        candidates.push(normalize(&inc.join(name)));
+    }
+    candidates.into_iter().find_map(|c| files.get(&c).copied())
+}
+
+/// Lexically normalise `a/./b/../c` to `a/c`.
+pub fn normalize(p: &Path) -> PathBuf {
+    let mut out: Vec<std::path::Component<'_>> = Vec::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if matches!(out.last(), Some(std::path::Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
+fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
+    let tree = parse(db, file);
+    let path = file.path(db).clone();
+    let initial = db.workspace().initial_scope(db).clone();
+    scan_file(file.text(db), &tree.0, initial, &mut |name| {
+        resolve_include(db, &path, name).map(|h| exports(db, h))
+    })
+}
+
+/// Scan a file's top level.
+#[salsa::tracked(returns(ref))]
+pub fn scan(db: &dyn Db, file: SourceFile) -> Arc<FileScan> {
+    Arc::new(scan_with_includes(db, file))
+}
+
+fn exports_in_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Arc<Scope> {
+    Arc::new(Scope::default())
+}
+
+/// The scope a header exports to files that include it. Mutually including
+/// headers see an empty scope from each other (instead of a query cycle).
+#[salsa::tracked(returns(clone), cycle_result = exports_in_cycle)]
+pub fn exports(db: &dyn Db, file: SourceFile) -> Arc<Scope> {
+    scan_with_includes(db, file).exports
+}
+
+/// One function definition; identity = file + key, other fields tracked.
+#[salsa::tracked(debug)]
+pub struct FunctionItem<'db> {
+    /// The file it is defined in.
+    pub file: SourceFile,
+    /// `scope::name#ordinal`, unique within the file.
+    #[returns(ref)]
+    pub key: String,
+    /// Unqualified name.
+    #[tracked]
+    #[returns(ref)]
+    pub name: String,
+    /// Enclosing namespaces/classes.
+    #[tracked]
+    #[returns(ref)]
+    pub scope_path: String,
+    /// Kernel, device or host.
+    #[tracked]
+    #[returns(copy)]
+    pub kind: FunctionKind,
+    /// Text of the definition.
+    #[tracked]
+    #[returns(ref)]
+    pub text: String,
+    /// Scope visible at the definition.
+    #[tracked]
+    #[returns(ref)]
+    pub scope: Arc<Scope>,
+    /// 0-based first line in the file (read by the store only).
+    #[tracked]
+    #[returns(copy)]
+    pub start_line: u32,
+    /// 0-based first column.
+    #[tracked]
+    #[returns(copy)]
+    pub start_col: u32,
+}
+
+/// The function definitions of a file.
+#[salsa::tracked(returns(ref))]
+pub fn items(db: &dyn Db, file: SourceFile) -> Vec<FunctionItem<'_>> {
+    scan(db, file)
+        .functions
+        .iter()
+        .map(|s| {
+            let key = if s.scope_path.is_empty() {
+                format!("{}#{}", s.name, s.ordinal)
+            } else {
+                format!("{}::{}#{}", s.scope_path, s.name, s.ordinal)
+            };
+            FunctionItem::new(
+                db,
+                file,
+                key,
+                s.name.clone(),
+                s.scope_path.clone(),
+                s.kind,
+                s.text.to_string(),
+                s.scope.clone(),
+                s.start_line,
+                s.start_col,
+            )
+        })
+        .collect()
+}
+
+/// Lower one function to IR.
+#[salsa::tracked(returns(clone))]
+pub fn function_ir<'db>(db: &'db dyn Db, item: FunctionItem<'db>) -> Arc<Function> {
+    Arc::new(lower_function(
+        item.text(db),
+        item.start_col(db),
+        item.name(db),
+        item.scope_path(db),
+        item.kind(db),
+        item.scope(db),
+    ))
+}
+
+/// The per-function facts written to the store.
+#[salsa::tracked(returns(clone))]
+pub fn function_facts<'db>(db: &'db dyn Db, item: FunctionItem<'db>) -> Arc<FunctionFacts> {
+    Arc::new(FunctionFacts::compute(
+        &function_ir(db, item),
+        item.start_col(db),
+    ))
+}

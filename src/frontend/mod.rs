@@ -1,0 +1,17 @@
+//! Front end: tree-sitter-cuda parsing, preprocessor-lite, and lowering of the
+//! concrete syntax tree to the [`crate::ir`].
+//!
+//! Two entry points, both pure functions so that the `db` layer can cache them:
+//! - [`scan::scan_file`] walks a file's top level in order (macros, includes,
+//!   structs, typedefs, globals, `#if`) and returns its function definitions,
+//!   each with the text of the definition and the scope visible at its start;
+//! - [`lower::lower_function`] re-parses one definition's text alone and
+//!   lowers it to an [`crate::ir::Function`].
+
+pub mod lower;
+pub mod preproc;
+pub mod scan;
+pub mod syntax;
+mod types;
+
+pub use scan::{FileScan, FunctionSite, GlobalVar, Scope, SourceDiagnostic};

@@ -1,0 +1,804 @@
+//! Top-level scan of one file: macros, includes, types, globals, `#if`, and
+//! the function definitions with the scope visible at each.
+
+use super::preproc::MacroTable;
+use super::syntax::{children, describe_error, field, named_children, text};
+use super::types::{apply_declarator, base_type, record_layout, type_from_words};
+use crate::ir::{FunctionKind, MemSpace, Type};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tree_sitter::{Node, Tree};
+
+/// A file-scope variable visible to device code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GlobalVar {
+    /// Declared type.
+    pub ty: Type,
+    /// `__device__` → global, `__constant__` → constant, `__shared__` → shared.
+    pub space: MemSpace,
+}
+
+/// Everything the lowering needs to know about names declared outside a
+/// function: macros, types, file-scope variables and integer constants.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Scope {
+    /// Preprocessor state.
+    pub macros: MacroTable,
+    /// Typedefs, structs and aliases by name.
+    pub types: BTreeMap<String, Type>,
+    /// File-scope variables by name.
+    pub globals: BTreeMap<String, GlobalVar>,
+    /// Enumerators and `const`/`constexpr` integers by name.
+    pub constants: BTreeMap<String, i64>,
+}
+
+impl Scope {
+    /// Merge `other` into `self` (entries of `other` win).
+    pub fn extend(&mut self, other: &Scope) {
+        self.macros.extend(&other.macros);
+        self.types
+            .extend(other.types.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.globals
+            .extend(other.globals.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.constants
+            .extend(other.constants.iter().map(|(k, v)| (k.clone(), *v)));
+    }
+}
+
+/// One function definition found in a file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionSite {
+    /// Unqualified name.
+    pub name: String,
+    /// Enclosing namespaces/classes joined with `::`.
+    pub scope_path: String,
+    /// Kernel, device or host (from the qualifiers before the declarator).
+    pub kind: FunctionKind,
+    /// Which definition of this `scope_path::name` in the file (0 for the first):
+    /// distinguishes overloads and `#if`/`#else` alternatives.
+    pub ordinal: u32,
+    /// Text of the definition, including a `template <...>` prefix.
+    pub text: Arc<str>,
+    /// 0-based line of the first character of `text` in the file.
+    pub start_line: u32,
+    /// 0-based column of the first character of `text`.
+    pub start_col: u32,
+    /// Scope visible at the definition.
+    pub scope: Arc<Scope>,
+}
+
+/// A problem found while scanning a file (outside function bodies).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceDiagnostic {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// `error`, `warning` or `note`.
+    pub severity: &'static str,
+    /// Short code, e.g. `parse-error`.
+    pub code: &'static str,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// Result of scanning one file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FileScan {
+    /// Function definitions in source order.
+    pub functions: Vec<FunctionSite>,
+    /// The scope at the end of the file (what an includer sees).
+    pub exports: Arc<Scope>,
+    /// Diagnostics outside function definitions.
+    pub diagnostics: Vec<SourceDiagnostic>,
+    /// Local includes as written (`#include "x.cuh"`).
+    pub includes: Vec<String>,
+}
+
+/// Scan a parsed file. `initial` holds the predefined and configured macros;
+/// `include` resolves a local include (as written, e.g. `"common.cuh"`) to the
+/// scope that header exports, or `None` when it is not in the workspace.
+pub fn scan_file(
+    text_src: &str,
+    tree: &Tree,
+    initial: Arc<Scope>,
+    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+) -> FileScan {
+    let mut s = Scanner {
+        src: text_src.as_bytes(),
+        scope: initial,
+        out: FileScan::default(),
+        include,
+        ordinals: BTreeMap::new(),
+        path: Vec::new(),
+        line_offset: 0,
+        depth: 0,
+    };
+    s.items(tree.root_node());
+    s.out.exports = s.scope.clone();
+    s.out
+}
+
+/// How deep error recovery may re-parse nested regions.
+const MAX_RECOVERY_DEPTH: u32 = 4;
+
+struct Scanner<'a> {
+    src: &'a [u8],
+    scope: Arc<Scope>,
+    out: FileScan,
+    include: &'a mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+    ordinals: BTreeMap<String, u32>,
+    path: Vec<String>,
+    /// Line offset of `src` in the file (non-zero while re-parsing a region).
+    line_offset: u32,
+    /// Recovery nesting depth.
+    depth: u32,
+}
+
+impl Scanner<'_> {
+    /// Scan a sequence of top-level items. A run of items with syntax errors
+    /// is handed to [`Scanner::recover`], because tree-sitter's recovery can
+    /// swallow the definitions that follow a broken declaration.
+    fn items(&mut self, node: Node<'_>) {
+        let kids = named_children(node);
+        let mut i = 0;
+        while i < kids.len() {
+            if !kids[i].has_error() && !kids[i].is_missing() {
+                self.item(kids[i]);
+                i += 1;
+                continue;
+            }
+            let mut j = i;
+            while j + 1 < kids.len() && (kids[j + 1].has_error() || kids[j + 1].is_error()) {
+                j += 1;
+            }
+            self.recover(&kids[i..=j]);
+            i = j + 1;
+        }
+    }
+
+    /// Byte offsets (relative to `start`) of lines in `src[start..end]` that
+    /// start, at column 0, what looks like a function definition.
+    fn definition_starts(&self, start: usize, end: usize) -> Vec<usize> {
+        let region = &self.src[start..end];
+        let mut out = Vec::new();
+        let mut line_start = 0usize;
+        loop {
+            if line_start > 0 || (start > 0 && self.src[start - 1] == b'\n') || start == 0 {
+                let rest = &region[line_start..];
+                let word_end = rest
+                    .iter()
+                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                    .unwrap_or(rest.len());
+                let word = std::str::from_utf8(&rest[..word_end]).unwrap_or("");
+                let starts_def = matches!(
+                    word,
+                    "__global__" | "__device__" | "__host__" | "template" | "__forceinline__"
+                ) || (word == "extern" && rest.starts_with(b"extern \"C\""))
+                    || (!word.is_empty()
+                        && self.scope.macros.get(word).is_some_and(|m| {
+                            m.params.is_none()
+                                && (m.body.contains("__global__") || m.body.contains("__device__"))
+                        }));
+                if starts_def && line_start > 0 {
+                    out.push(line_start);
+                }
+            }
+            match region[line_start..].iter().position(|c| *c == b'\n') {
+                Some(p) => line_start += p + 1,
+                None => break,
+            }
+            if line_start >= region.len() {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Handle a run of top-level nodes containing syntax errors: report the
+    /// first error of each, then either scan them as they are (a definition
+    /// whose body has an error is still a definition) or, when the run
+    /// swallowed further definitions, re-parse it piecewise from each line
+    /// that starts a definition.
+    fn recover(&mut self, nodes: &[Node<'_>]) {
+        for n in nodes {
+            if let Some(e) = super::syntax::first_error(*n) {
+                self.push_error(e);
+            }
+        }
+        let start = nodes[0].start_byte();
+        let end = nodes[nodes.len() - 1].end_byte();
+        let mut splits = if self.depth < MAX_RECOVERY_DEPTH {
+            self.definition_starts(start, end)
+        } else {
+            Vec::new()
+        };
+        // A lone definition with an error inside its own body: keep it whole.
+        if nodes.len() == 1
+            && matches!(
+                nodes[0].kind(),
+                "function_definition" | "template_declaration"
+            )
+        {
+            let body_start = field(nodes[0], "body")
+                .or_else(|| {
+                    named_children(nodes[0])
+                        .into_iter()
+                        .find(|c| c.kind() == "function_definition")
+                        .and_then(|f| field(f, "body"))
+                })
+                .map(|b| b.start_byte());
+            if let Some(bs) = body_start {
+                splits.retain(|off| start + off > bs);
+                if splits.is_empty() {
+                    self.item(nodes[0]);
+                    return;
+                }
+            }
+        }
+        if splits.is_empty() {
+            for n in nodes {
+                self.item_quiet(*n);
+            }
+            return;
+        }
+        // The part before the first split keeps whatever tree-sitter made of it.
+        let first = start + splits[0];
+        for n in nodes {
+            if n.end_byte() <= first {
+                self.item_quiet(*n);
+            }
+        }
+        let mut bounds: Vec<usize> = splits.iter().map(|o| start + o).collect();
+        bounds.push(end);
+        for w in bounds.windows(2) {
+            self.reparse_region(w[0], w[1]);
+        }
+    }
+
+    fn reparse_region(&mut self, from: usize, to: usize) {
+        let Ok(chunk) = std::str::from_utf8(&self.src[from..to]) else {
+            return;
+        };
+        let tree = super::syntax::parse(chunk);
+        let line_offset =
+            self.line_offset + self.src[..from].iter().filter(|c| **c == b'\n').count() as u32;
+        let mut sub = Scanner {
+            src: chunk.as_bytes(),
+            scope: self.scope.clone(),
+            out: FileScan::default(),
+            include: &mut *self.include,
+            ordinals: std::mem::take(&mut self.ordinals),
+            path: self.path.clone(),
+            line_offset,
+            depth: self.depth + 1,
+        };
+        sub.items(tree.root_node());
+        let (scope, out, ordinals) = (sub.scope, sub.out, sub.ordinals);
+        self.scope = scope;
+        self.ordinals = ordinals;
+        self.out.functions.extend(out.functions);
+        self.out.includes.extend(out.includes);
+        // Errors inside the region were reported once already.
+    }
+
+    /// `item` without reporting errors again.
+    fn item_quiet(&mut self, n: Node<'_>) {
+        if n.is_error() {
+            for ch in named_children(n) {
+                if matches!(
+                    ch.kind(),
+                    "function_definition"
+                        | "template_declaration"
+                        | "preproc_def"
+                        | "preproc_function_def"
+                        | "struct_specifier"
+                        | "declaration"
+                ) {
+                    self.item(ch);
+                }
+            }
+        } else if !n.is_missing() {
+            self.item(n);
+        }
+    }
+
+    fn push_error(&mut self, e: Node<'_>) {
+        let p = e.start_position();
+        self.out.diagnostics.push(SourceDiagnostic {
+            line: self.line_offset + p.row as u32 + 1,
+            col: p.column as u32 + 1,
+            severity: "error",
+            code: "parse-error",
+            message: describe_error(e, self.src),
+        });
+    }
+
+    fn scope_mut(&mut self) -> &mut Scope {
+        Arc::make_mut(&mut self.scope)
+    }
+
+    fn item(&mut self, n: Node<'_>) {
+        match n.kind() {
+            "preproc_def" => {
+                if let Some(name) = field(n, "name") {
+                    let body = field(n, "value").map(|v| text(v, self.src)).unwrap_or("");
+                    let name = text(name, self.src).to_string();
+                    self.scope_mut().macros.define(&name, None, body);
+                }
+            }
+            "preproc_function_def" => {
+                if let Some(name) = field(n, "name") {
+                    let params = field(n, "parameters")
+                        .map(|p| {
+                            named_children(p)
+                                .into_iter()
+                                .map(|x| text(x, self.src).to_string())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let body = field(n, "value").map(|v| text(v, self.src)).unwrap_or("");
+                    let name = text(name, self.src).to_string();
+                    self.scope_mut().macros.define(&name, Some(params), body);
+                }
+            }
+            "preproc_call" => {
+                let dir = field(n, "directive")
+                    .map(|d| text(d, self.src))
+                    .unwrap_or("");
+                if dir == "#undef"
+                    && let Some(arg) = field(n, "argument")
+                {
+                    let name = text(arg, self.src).trim().to_string();
+                    self.scope_mut().macros.undef(&name);
+                }
+            }
+            "preproc_include" => {
+                if let Some(p) = field(n, "path")
+                    && p.kind() == "string_literal"
+                {
+                    let raw = text(p, self.src).trim_matches('"').to_string();
+                    self.out.includes.push(raw.clone());
+                    if let Some(exported) = (self.include)(&raw) {
+                        self.scope_mut().extend(&exported);
+                    }
+                }
+            }
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef" => {
+                self.conditional(n)
+            }
+            "preproc_else" => self.items(n),
+            "function_definition" => self.function(n, n),
+            "template_declaration" => {
+                for ch in named_children(n) {
+                    match ch.kind() {
+                        "function_definition" => self.function(ch, n),
+                        "declaration" | "struct_specifier" | "class_specifier" => self.item(ch),
+                        _ => {}
+                    }
+                }
+            }
+            "namespace_definition" => {
+                let name = field(n, "name")
+                    .map(|x| text(x, self.src).to_string())
+                    .unwrap_or_default();
+                self.path.push(name);
+                if let Some(body) = field(n, "body") {
+                    self.items(body);
+                }
+                self.path.pop();
+            }
+            "linkage_specification" => {
+                if let Some(body) = field(n, "body") {
+                    if body.kind() == "declaration_list" {
+                        self.items(body);
+                    } else {
+                        self.item(body);
+                    }
+                }
+            }
+            "declaration_list" => self.items(n),
+            "struct_specifier" | "class_specifier" | "union_specifier" => self.record(n),
+            "type_definition" => self.typedef(n),
+            "alias_declaration" => {
+                if let (Some(name), Some(ty)) = (field(n, "name"), field(n, "type")) {
+                    let t = type_from_words(text(ty, self.src), &self.scope, &[]);
+                    let name = text(name, self.src).to_string();
+                    self.scope_mut().types.insert(name, t);
+                }
+            }
+            "declaration" => self.declaration(n),
+            "enum_specifier" => self.enumeration(n),
+            "expression_statement" if n.has_error() => self.error_node(n),
+            "ERROR" => self.error_node(n),
+            _ => {
+                if n.is_missing() {
+                    self.error_node(n);
+                }
+            }
+        }
+    }
+
+    fn error_node(&mut self, n: Node<'_>) {
+        self.push_error(n);
+        // Tree-sitter sometimes wraps intact definitions in an ERROR node:
+        // keep scanning inside it so they are not lost.
+        for ch in named_children(n) {
+            if matches!(
+                ch.kind(),
+                "function_definition"
+                    | "template_declaration"
+                    | "preproc_def"
+                    | "preproc_function_def"
+                    | "struct_specifier"
+                    | "declaration"
+                    | "namespace_definition"
+                    | "linkage_specification"
+                    | "preproc_if"
+                    | "preproc_ifdef"
+            ) {
+                self.item(ch);
+            }
+        }
+    }
+
+    /// `#if`/`#ifdef`/`#elif`: scan the branch the condition selects, or
+    /// every branch when the condition is undecidable.
+    fn conditional(&mut self, n: Node<'_>) {
+        let cond = match n.kind() {
+            "preproc_ifdef" | "preproc_elifdef" => {
+                let negate = children(n)
+                    .first()
+                    .map(|t| text(*t, self.src).contains("ndef"))
+                    .unwrap_or(false);
+                field(n, "name").and_then(|name| {
+                    let d = self.scope.macros.is_defined(text(name, self.src).trim());
+                    d.map(|d| d != negate)
+                })
+            }
+            _ => field(n, "condition")
+                .and_then(|c| self.scope.macros.eval_condition(text(c, self.src))),
+        };
+        let alternative = field(n, "alternative");
+        let body: Vec<Node<'_>> = {
+            let mut c = n.walk();
+            n.children(&mut c)
+                .enumerate()
+                .filter(|(i, ch)| {
+                    ch.is_named()
+                        && !matches!(
+                            n.field_name_for_child(*i as u32),
+                            Some("condition" | "name" | "alternative")
+                        )
+                })
+                .map(|(_, ch)| ch)
+                .collect()
+        };
+        if cond != Some(false) {
+            for ch in &body {
+                self.item(*ch);
+            }
+        }
+        if cond != Some(true)
+            && let Some(alt) = alternative
+        {
+            self.item(alt);
+        }
+    }
+
+    fn function(&mut self, def: Node<'_>, outer: Node<'_>) {
+        let Some(declarator) = field(def, "declarator") else {
+            return;
+        };
+        let Some((name, qual)) = function_name(declarator, self.src) else {
+            return;
+        };
+        let kind = self.function_kind(def, declarator);
+        let mut scope_path = self.path.join("::");
+        if let Some(q) = qual {
+            if !scope_path.is_empty() {
+                scope_path.push_str("::");
+            }
+            scope_path.push_str(&q);
+        }
+        let key = format!("{scope_path}::{name}");
+        let ordinal = {
+            let o = self.ordinals.entry(key).or_insert(0);
+            *o += 1;
+            *o - 1
+        };
+        let start = outer.start_position();
+        let t = std::str::from_utf8(&self.src[outer.byte_range()]).unwrap_or("");
+        self.out.functions.push(FunctionSite {
+            name,
+            scope_path,
+            kind,
+            ordinal,
+            text: Arc::from(t),
+            start_line: self.line_offset + start.row as u32,
+            start_col: start.column as u32,
+            scope: self.scope.clone(),
+        });
+    }
+
+    /// Kernel if `__global__` (or a macro for it) precedes the declarator,
+    /// device if `__device__` does, host otherwise.
+    fn function_kind(&self, def: Node<'_>, declarator: Node<'_>) -> FunctionKind {
+        let prefix =
+            std::str::from_utf8(&self.src[def.start_byte()..declarator.start_byte()]).unwrap_or("");
+        let mut device = false;
+        for word in prefix.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if word.is_empty() {
+                continue;
+            }
+            let expanded = match self.scope.macros.get(word) {
+                Some(m) if m.params.is_none() => self.scope.macros.expand_text(word),
+                _ => word.to_string(),
+            };
+            if expanded.contains("__global__") {
+                return FunctionKind::Kernel;
+            }
+            if expanded.contains("__device__") {
+                device = true;
+            }
+        }
+        if device {
+            FunctionKind::Device
+        } else {
+            FunctionKind::Host
+        }
+    }
+
+    fn record(&mut self, n: Node<'_>) {
+        let (Some(name), Some(body)) = (field(n, "name"), field(n, "body")) else {
+            return;
+        };
+        let name = text(name, self.src).to_string();
+        let ty = record_layout(&name, body, self.src, &self.scope, &[]);
+        self.scope_mut().types.insert(name.clone(), ty);
+        // Member functions defined in the class body.
+        self.path.push(name);
+        for ch in named_children(body) {
+            match ch.kind() {
+                "function_definition" => self.function(ch, ch),
+                "template_declaration" => self.item(ch),
+                _ => {}
+            }
+        }
+        self.path.pop();
+    }
+
+    fn typedef(&mut self, n: Node<'_>) {
+        let Some(tn) = field(n, "type") else { return };
+        let base = if matches!(
+            tn.kind(),
+            "struct_specifier" | "union_specifier" | "class_specifier"
+        ) {
+            if field(tn, "name").is_some() {
+                self.record(tn);
+            }
+            match field(tn, "body") {
+                Some(body) => {
+                    let decl_name = field(n, "declarator")
+                        .map(|d| text(d, self.src).to_string())
+                        .unwrap_or_default();
+                    record_layout(&decl_name, body, self.src, &self.scope, &[])
+                }
+                None => base_type(tn, self.src, &self.scope, &[]),
+            }
+        } else {
+            base_type(tn, self.src, &self.scope, &[])
+        };
+        for (i, ch) in children(n).into_iter().enumerate() {
+            if n.field_name_for_child(i as u32) != Some("declarator") {
+                continue;
+            }
+            let (name, ty) = apply_declarator(ch, base.clone(), self.src, &self.scope, &|_| None);
+            if let Some(name) = name {
+                let name = text(name, self.src).to_string();
+                self.scope_mut().types.insert(name, ty);
+            }
+        }
+    }
+
+    fn enumeration(&mut self, n: Node<'_>) {
+        let Some(body) = field(n, "body") else { return };
+        let mut next = 0i64;
+        for e in named_children(body) {
+            if e.kind() != "enumerator" {
+                continue;
+            }
+            let Some(name) = field(e, "name") else {
+                continue;
+            };
+            if let Some(v) = field(e, "value") {
+                let t = super::types::substitute_consts(text(v, self.src), &self.scope, &|_| None);
+                match self.scope.macros.eval_int(&t) {
+                    Some(v) => next = v,
+                    None => continue,
+                }
+            }
+            let name = text(name, self.src).to_string();
+            self.scope_mut().constants.insert(name, next);
+            next += 1;
+        }
+    }
+
+    fn declaration(&mut self, n: Node<'_>) {
+        let Some(tn) = field(n, "type") else { return };
+        if tn.kind() == "enum_specifier" {
+            self.enumeration(tn);
+        }
+        if matches!(tn.kind(), "struct_specifier" | "class_specifier")
+            && field(tn, "body").is_some()
+        {
+            self.record(tn);
+        }
+        let prefix = std::str::from_utf8(&self.src[n.start_byte()..tn.start_byte()]).unwrap_or("");
+        let words: Vec<&str> = prefix.split_whitespace().collect();
+        let space = if words.contains(&"__constant__") {
+            Some(MemSpace::Constant)
+        } else if words.contains(&"__shared__") {
+            Some(MemSpace::Shared)
+        } else if words.contains(&"__device__") || words.contains(&"__managed__") {
+            Some(MemSpace::Global)
+        } else {
+            None
+        };
+        let is_const = words.contains(&"const") || words.contains(&"constexpr");
+        let base = base_type(tn, self.src, &self.scope, &[]);
+        for (i, ch) in children(n).into_iter().enumerate() {
+            if n.field_name_for_child(i as u32) != Some("declarator") {
+                continue;
+            }
+            if ch.kind() == "function_declarator" {
+                continue;
+            }
+            let (name, ty) = apply_declarator(ch, base.clone(), self.src, &self.scope, &|_| None);
+            let Some(name) = name else { continue };
+            let name = text(name, self.src).to_string();
+            if let Some(space) = space {
+                self.scope_mut().globals.insert(
+                    name.clone(),
+                    GlobalVar {
+                        ty: ty.clone(),
+                        space,
+                    },
+                );
+            }
+            if is_const
+                && ch.kind() == "init_declarator"
+                && matches!(ty, Type::Scalar(s) if s.is_integral())
+                && let Some(v) = field(ch, "value")
+            {
+                let t = super::types::substitute_consts(text(v, self.src), &self.scope, &|_| None);
+                if let Some(val) = self.scope.macros.eval_int(&t) {
+                    self.scope_mut().constants.insert(name, val);
+                }
+            }
+        }
+    }
+}
+
+/// The name of a function declarator (descending through pointer/reference
+/// declarators), and its qualifier for out-of-class definitions (`A::f`).
+fn function_name(mut d: Node<'_>, src: &[u8]) -> Option<(String, Option<String>)> {
+    loop {
+        match d.kind() {
+            "function_declarator" => {
+                let inner = field(d, "declarator")?;
+                return Some(split_qualified(inner, src));
+            }
+            "pointer_declarator"
+            | "reference_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator" => {
+                d = field(d, "declarator").or_else(|| named_children(d).into_iter().last())?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn split_qualified(n: Node<'_>, src: &[u8]) -> (String, Option<String>) {
+    let t = text(n, src);
+    let base = match n.kind() {
+        "template_function" => field(n, "name").map(|x| text(x, src)).unwrap_or(t),
+        _ => t,
+    };
+    match base.rfind("::") {
+        Some(i) => (base[i + 2..].to_string(), Some(base[..i].to_string())),
+        None => (base.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frontend::syntax::parse;
+
+    fn scan(src: &str) -> FileScan {
+        let tree = parse(src);
+        let init = Arc::new(Scope {
+            macros: MacroTable::predefined(),
+            ..Scope::default()
+        });
+        scan_file(src, &tree, init, &mut |_| None)
+    }
+
+    #[test]
+    fn finds_kernels_device_and_host_functions() {
+        let f = scan(
+            "#define N 4\n__global__ void k(float* a) { a[0] = N; }\n\
+             __device__ __forceinline__ float sq(float x) { return x * x; }\n\
+             template <int B> __global__ void t(int* p) { p[B] = 1; }\n\
+             int main() { return 0; }\n\
+             namespace ns { __host__ __device__ int both() { return 1; } }\n",
+        );
+        let names: Vec<_> = f
+            .functions
+            .iter()
+            .map(|s| (s.scope_path.as_str(), s.name.as_str(), s.kind))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("", "k", FunctionKind::Kernel),
+                ("", "sq", FunctionKind::Device),
+                ("", "t", FunctionKind::Kernel),
+                ("", "main", FunctionKind::Host),
+                ("ns", "both", FunctionKind::Device),
+            ]
+        );
+        assert!(f.functions[2].text.starts_with("template <int B>"));
+        assert_eq!(f.functions[2].start_line, 3);
+    }
+
+    #[test]
+    fn preprocessor_branches() {
+        let f = scan(
+            "#if 0\n__global__ void dead() {}\n#else\n__global__ void live() {}\n#endif\n\
+             #ifdef SOME_BUILD_FLAG\n__global__ void a() {}\n#else\n__global__ void b() {}\n#endif\n\
+             #ifndef _WIN32\n__global__ void linux_only() {}\n#endif\n",
+        );
+        let names: Vec<_> = f.functions.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, vec!["live", "a", "b", "linux_only"]);
+    }
+
+    #[test]
+    fn macro_qualified_kernels_and_overload_ordinals() {
+        let f = scan(
+            "#define KERNEL __global__\nKERNEL void k(int *p) { p[0] = 0; }\n\
+             __device__ int f(int x) { return x; }\n__device__ float f(float x) { return x; }\n",
+        );
+        assert_eq!(f.functions[0].kind, FunctionKind::Kernel);
+        assert_eq!(f.functions[1].ordinal, 0);
+        assert_eq!(f.functions[2].ordinal, 1);
+    }
+
+    #[test]
+    fn records_structs_globals_constants() {
+        let f = scan(
+            "struct P { float x, y, z, w; };\ntypedef struct { double a; int b; } Q;\n\
+             __constant__ float coeffs[16];\n__device__ int counter;\n\
+             enum { A = 2, B, C = A * 8 };\nconst int W = 64;\n",
+        );
+        let s = &f.exports;
+        assert_eq!(s.types["P"].bytes(), Some(16));
+        assert_eq!(s.types["Q"].bytes(), Some(16));
+        assert_eq!(s.types["P"].field("z"), Some((8, 4)));
+        assert_eq!(s.globals["coeffs"].space, MemSpace::Constant);
+        assert_eq!(s.globals["counter"].space, MemSpace::Global);
+        assert_eq!(s.constants["B"], 3);
+        assert_eq!(s.constants["C"], 16);
+        assert_eq!(s.constants["W"], 64);
+    }
+
+    #[test]
+    fn syntax_errors_outside_functions_are_diagnostics() {
+        let f = scan("int x = ;\n@@@ garbage\n__global__ void ok(int* p) { p[0] = 1; }\n");
+        assert!(!f.diagnostics.is_empty());
+        assert!(f.diagnostics.iter().all(|d| d.code == "parse-error"));
+        assert!(f.functions.iter().any(|s| s.name == "ok"));
+    }
+}

@@ -1,0 +1,137 @@
+//! The SQLite store: schema migrations, incremental writes, read-only queries.
+//!
+//! Contract: the DDL in `schema/*.sql` defines the user-facing tables. Writes
+//! go through [`Store::sync`], one transaction per call, touching only the
+//! rows of functions whose content hash changed (rows of functions that only
+//! moved are shifted in place). A crash mid-sync leaves the previous state.
+
+mod query;
+mod write;
+
+pub use query::{QueryResult, run_query};
+pub use write::{FileRecord, FunctionRecord, SyncStats};
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+
+/// Migrations, applied in order; `PRAGMA user_version` is the number applied.
+const MIGRATIONS: &[&str] = &[include_str!("../../schema/001_init.sql")];
+
+/// Current schema version (number of migrations).
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// A writable store.
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Open (creating if needed) the database at `path` and migrate it.
+    pub fn open(path: &Path) -> Result<Store> {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let conn = Connection::open(path)
+            .with_context(|| format!("cannot open database {}", path.display()))?;
+        Self::from_connection(conn).with_context(|| format!("database {}", path.display()))
+    }
+
+    /// An in-memory store (tests).
+    pub fn open_in_memory() -> Result<Store> {
+        Self::from_connection(Connection::open_in_memory()?)
+    }
+
+    fn from_connection(conn: Connection) -> Result<Store> {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        migrate(&conn)?;
+        Ok(Store { conn })
+    }
+
+    /// The underlying connection (read access for tests and reports).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+fn migrate(conn: &Connection) -> Result<()> {
+    let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        bail!(
+            "schema version {version} is newer than this cudalog supports ({SCHEMA_VERSION}); \
+             upgrade cudalog or delete the database"
+        );
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        let tx = conn.unchecked_transaction()?;
+        tx.execute_batch(sql)
+            .with_context(|| format!("applying schema migration {}", i + 1))?;
+        tx.pragma_update(None, "user_version", i as u32 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+/// Open an existing database read-only (for `cudalog query`).
+pub fn open_read_only(path: &Path) -> Result<Connection> {
+    if !path.exists() {
+        bail!(
+            "no database at {} (run `cudalog index` first)",
+            path.display()
+        );
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.pragma_update(None, "query_only", "ON")?;
+    Ok(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_apply_once_and_set_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x/cudalog.db");
+        {
+            let s = Store::open(&p).unwrap();
+            let v: u32 = s
+                .connection()
+                .pragma_query_value(None, "user_version", |r| r.get(0))
+                .unwrap();
+            assert_eq!(v, SCHEMA_VERSION);
+        }
+        // Re-opening does not re-run migrations (would fail on CREATE TABLE).
+        Store::open(&p).unwrap();
+        let ro = open_read_only(&p).unwrap();
+        let mode: String = Store::open(&p)
+            .unwrap()
+            .connection()
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        assert!(ro.execute("DELETE FROM files", []).is_err());
+    }
+
+    #[test]
+    fn newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.db");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.pragma_update(None, "user_version", 999).unwrap();
+        }
+        let err = Store::open(&p).err().expect("refused");
+        assert!(format!("{err:#}").contains("newer"));
+    }
+}

@@ -1,0 +1,155 @@
+//! Finding and reading a workspace's source files.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// Extensions of files whose functions are indexed.
+pub const SOURCE_EXTENSIONS: &[&str] = &["cu", "cuh"];
+/// Extensions of headers loaded so that local `#include`s resolve; their
+/// functions are indexed only when a source file includes them.
+pub const HEADER_EXTENSIONS: &[&str] = &["h", "hpp", "hh", "hxx", "inl", "cuh"];
+
+/// Whether `path` is a CUDA source (`.cu`, `.cuh`).
+pub fn is_source(path: &Path) -> bool {
+    ext_in(path, SOURCE_EXTENSIONS)
+}
+
+/// Whether `path` is a header the indexer loads.
+pub fn is_header(path: &Path) -> bool {
+    ext_in(path, HEADER_EXTENSIONS)
+}
+
+fn ext_in(path: &Path, list: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| list.iter().any(|x| x.eq_ignore_ascii_case(e)))
+        .unwrap_or(false)
+}
+
+/// Walk `root` (honouring .gitignore/.ignore and the configured excludes),
+/// returning relative paths of sources and headers, sorted.
+pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(root)
+        .with_context(|| format!("cannot read directory {}", root.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("{} is not a directory", root.display());
+    }
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for pat in exclude {
+        overrides
+            .add(&format!("!{pat}"))
+            .with_context(|| format!("invalid exclude pattern `{pat}` in cudalog.toml"))?;
+    }
+    // Never index our own database directory.
+    overrides.add("!.cudalog/")?;
+    let walker = ignore::WalkBuilder::new(root)
+        .overrides(overrides.build()?)
+        .hidden(true)
+        .require_git(false)
+        .build();
+    let mut out = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                tracing::warn!("skipping unreadable entry: {err}");
+                continue;
+            }
+        };
+        if !entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            continue;
+        }
+        let p = entry.path();
+        if !(is_source(p) || is_header(p)) {
+            continue;
+        }
+        if let Ok(rel) = p.strip_prefix(root) {
+            out.push(rel.to_path_buf());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A decoded file.
+pub struct Decoded {
+    /// The text (UTF-8; a file in another encoding is decoded as Latin-1 so
+    /// that no byte is lost and lines keep their numbers).
+    pub text: String,
+    /// Hash of the raw bytes.
+    pub content_hash: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Where the first invalid UTF-8 byte was (1-based line, column), if any.
+    pub not_utf8_at: Option<(u32, u32)>,
+}
+
+/// Decode file bytes: UTF-8 (with or without BOM), else Latin-1.
+pub fn decode(bytes: &[u8]) -> Decoded {
+    let content_hash = blake3::hash(bytes).to_hex()[..32].to_string();
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(body) {
+        Ok(s) => Decoded {
+            text: s.to_string(),
+            content_hash,
+            bytes: bytes.len() as u64,
+            not_utf8_at: None,
+        },
+        Err(e) => {
+            let valid = &body[..e.valid_up_to()];
+            let line = valid.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+            let col = valid.iter().rev().take_while(|b| **b != b'\n').count() as u32 + 1;
+            Decoded {
+                text: body.iter().map(|&b| b as char).collect(),
+                content_hash,
+                bytes: bytes.len() as u64,
+                not_utf8_at: Some((line, col)),
+            }
+        }
+    }
+}
+
+/// Relative path as stored (forward slashes).
+pub fn display_path(rel: &Path) -> String {
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_utf8_bom_and_latin1() {
+        let d = decode(b"\xEF\xBB\xBFint x;\n");
+        assert_eq!(d.text, "int x;\n");
+        assert!(d.not_utf8_at.is_none());
+        let d = decode(b"int a;\n// caf\xE9\n");
+        assert_eq!(d.not_utf8_at, Some((2, 7)));
+        assert!(d.text.contains("café"));
+    }
+
+    #[test]
+    fn discovers_sources_and_headers_with_excludes() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("src/gen")).unwrap();
+        std::fs::create_dir_all(r.join(".cudalog")).unwrap();
+        for f in [
+            "a.cu",
+            "src/b.cuh",
+            "src/c.h",
+            "src/gen/d.cu",
+            "e.txt",
+            ".cudalog/x.cu",
+        ] {
+            std::fs::write(r.join(f), "").unwrap();
+        }
+        let found = discover(r, &["src/gen/".into()]).unwrap();
+        let names: Vec<String> = found.iter().map(|p| display_path(p)).collect();
+        assert_eq!(names, vec!["a.cu", "src/b.cuh", "src/c.h"]);
+        assert!(discover(&r.join("missing"), &[]).is_err());
+    }
+}
