@@ -14,4 +14,7 @@ pub mod scan;
 pub mod syntax;
 mod types;
 
+#[cfg(test)]
+mod lower_tests;
+
 pub use scan::{FileScan, FunctionSite, GlobalVar, Scope, SourceDiagnostic};
