@@ -14,7 +14,17 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    match cudalog::cli::run(cli) {
+    // Lowering recursion is bounded, but give deep (generated) code room.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || cudalog::cli::run(cli));
+    let result = match worker {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("internal error (see the message above)"))),
+        Err(e) => Err(anyhow::anyhow!("cannot start worker thread: {e}")),
+    };
+    match result {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             eprintln!("error: {e:#}");

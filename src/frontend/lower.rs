@@ -55,6 +55,7 @@ pub fn lower_function(
         expanding: Vec::new(),
         local_macros: None,
         record_accesses: kind != FunctionKind::Host,
+        nesting: 0,
     };
     let root = tree.root_node();
     l.f.line_count = root.end_position().row as u32;
@@ -130,7 +131,14 @@ struct Lower<'a> {
     expanding: Vec<String>,
     local_macros: Option<MacroTable>,
     record_accesses: bool,
+    /// Current syntactic nesting (statements + expressions), bounded so that
+    /// pathological input cannot exhaust the stack.
+    nesting: u32,
 }
+
+/// Deepest statement/expression nesting that is lowered; deeper parts become
+/// `Unknown`/`Opaque` with a diagnostic.
+const MAX_NESTING: u32 = 96;
 
 const MAX_EXPANSION_DEPTH: usize = 24;
 
@@ -347,6 +355,32 @@ impl<'a> Lower<'a> {
 
     /// Lower one statement node, appending the resulting statement(s).
     fn stmt_into(&mut self, n: Node<'_>, cx: &Cx<'_>, out: &mut Vec<StmtId>) {
+        if self.nesting >= MAX_NESTING {
+            self.too_deep(n, cx);
+            out.push(self.opaque(n, cx, "nesting too deep"));
+            return;
+        }
+        self.nesting += 1;
+        self.stmt_into_inner(n, cx, out);
+        self.nesting -= 1;
+    }
+
+    fn too_deep(&mut self, n: Node<'_>, cx: &Cx<'_>) {
+        let span = self.span_of(n, cx);
+        if !self
+            .f
+            .syntax_errors
+            .iter()
+            .any(|e| e.message.contains("nesting"))
+        {
+            self.f.syntax_errors.push(SyntaxError {
+                span,
+                message: format!("nesting deeper than {MAX_NESTING} levels is not analysed"),
+            });
+        }
+    }
+
+    fn stmt_into_inner(&mut self, n: Node<'_>, cx: &Cx<'_>, out: &mut Vec<StmtId>) {
         let span = self.span_of(n, cx);
         match n.kind() {
             "compound_statement" => out.push(self.block(n, cx)),
@@ -1049,6 +1083,18 @@ impl<'a> Lower<'a> {
     // ---------- expressions ----------
 
     fn expr_node(&mut self, n: Node<'_>, cx: &Cx<'_>, mode: Mode) -> ExprId {
+        if self.nesting >= MAX_NESTING {
+            self.too_deep(n, cx);
+            let span = self.span_of(n, cx);
+            return self.expr(ExprKind::Unknown("nesting too deep".into()), span);
+        }
+        self.nesting += 1;
+        let e = self.expr_node_inner(n, cx, mode);
+        self.nesting -= 1;
+        e
+    }
+
+    fn expr_node_inner(&mut self, n: Node<'_>, cx: &Cx<'_>, mode: Mode) -> ExprId {
         let span = self.span_of(n, cx);
         let src = cx.src;
         match n.kind() {

@@ -113,6 +113,7 @@ pub fn scan_file(
         path: Vec::new(),
         line_offset: 0,
         depth: 0,
+        nest: 0,
     };
     s.items(tree.root_node());
     s.out.exports = s.scope.clone();
@@ -133,6 +134,8 @@ struct Scanner<'a> {
     line_offset: u32,
     /// Recovery nesting depth.
     depth: u32,
+    /// Item nesting depth (namespaces, `#if`).
+    nest: u32,
 }
 
 impl Scanner<'_> {
@@ -272,6 +275,7 @@ impl Scanner<'_> {
             path: self.path.clone(),
             line_offset,
             depth: self.depth + 1,
+            nest: self.nest,
         };
         sub.items(tree.root_node());
         let (scope, out, ordinals) = (sub.scope, sub.out, sub.ordinals);
@@ -319,6 +323,16 @@ impl Scanner<'_> {
     }
 
     fn item(&mut self, n: Node<'_>) {
+        // Namespaces and `#if`s nest; pathological depth is not followed.
+        if self.nest >= 128 {
+            return;
+        }
+        self.nest += 1;
+        self.item_inner(n);
+        self.nest -= 1;
+    }
+
+    fn item_inner(&mut self, n: Node<'_>) {
         match n.kind() {
             "preproc_def" => {
                 if let Some(name) = field(n, "name") {

@@ -57,31 +57,33 @@ pub fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
 
 /// The first ERROR or MISSING node in pre-order below `node` (inclusive).
 pub fn first_error(node: Node<'_>) -> Option<Node<'_>> {
-    if !node.has_error() {
-        return None;
-    }
-    if node.is_error() || node.is_missing() {
-        return Some(node);
-    }
-    for ch in children(node) {
-        if let Some(e) = first_error(ch) {
-            return Some(e);
-        }
-    }
-    None
+    let mut out = Vec::new();
+    errors_limited(node, &mut out, 1);
+    out.pop()
 }
 
-/// Every ERROR or MISSING node below `node` (outermost only).
+/// Every ERROR or MISSING node below `node` (outermost only), in pre-order.
+/// Iterative: syntax trees of pathological input can be very deep.
 pub fn errors<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
-    if !node.has_error() {
-        return;
-    }
-    if node.is_error() || node.is_missing() {
-        out.push(node);
-        return;
-    }
-    for ch in children(node) {
-        errors(ch, out);
+    errors_limited(node, out, usize::MAX);
+}
+
+fn errors_limited<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>, limit: usize) {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if !n.has_error() {
+            continue;
+        }
+        if n.is_error() || n.is_missing() {
+            out.push(n);
+            if out.len() >= limit {
+                return;
+            }
+            continue;
+        }
+        let mut kids = children(n);
+        kids.reverse();
+        stack.extend(kids);
     }
 }
 
