@@ -908,21 +908,20 @@ impl<'a> Lower<'a> {
     /// Cooperative-groups syncs: `g.sync()`, `cg::sync(g)`,
     /// `this_thread_block().sync()`, `grid.sync()`, `tile.sync()`.
     fn cg_sync_kind(&self, func: Node<'_>, args: &[Node<'_>], cx: &Cx<'_>) -> Option<BarrierKind> {
-        let group_text: String;
-        if func.kind() == "field_expression" {
+        let group_text = if func.kind() == "field_expression" {
             let f = field(func, "field")?;
             if text(f, cx.src) != "sync" || !args.is_empty() {
                 return None;
             }
             let recv = field(func, "argument")?;
-            group_text = self.group_description(recv, cx);
+            self.group_description(recv, cx)
         } else {
             let name = text(func, cx.src);
             if !(name == "sync" || name.ends_with("::sync")) || args.len() != 1 {
                 return None;
             }
-            group_text = self.group_description(args[0], cx);
-        }
+            self.group_description(args[0], cx)
+        };
         let g = group_text.to_ascii_lowercase();
         Some(if g.contains("grid") {
             BarrierKind::CgGridSync
@@ -1071,7 +1070,7 @@ impl<'a> Lower<'a> {
             return id;
         }
         let first = code
-            .split(|c| c == ';' || c == '\n')
+            .split([';', '\n'])
             .next()
             .unwrap_or("")
             .trim()

@@ -350,8 +350,7 @@ impl CondParser<'_> {
     }
     fn binary(&mut self, min_prec: u8) -> Val {
         let mut lhs = self.unary();
-        loop {
-            let Some(op) = self.peek() else { break };
+        while let Some(op) = self.peek() {
             let prec = match op {
                 "||" => 1,
                 "&&" => 2,
