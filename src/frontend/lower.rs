@@ -24,10 +24,21 @@ pub fn lower_function(
     kind: FunctionKind,
     scope: &Scope,
 ) -> Function {
+    // Host code matters to the analyses only through its launches: a host
+    // function without any is lowered from its signature alone (its body is
+    // not parsed a second time).
+    let signature_only = !lowers_body(kind, text_src);
+    let lowered_text = match (signature_only, text_src.find('{')) {
+        (true, Some(brace)) => &text_src[..brace],
+        _ => text_src,
+    };
     // Pad the first line so columns match the file.
-    let mut padded = String::with_capacity(text_src.len() + start_col as usize);
+    let mut padded = String::with_capacity(lowered_text.len() + start_col as usize + 2);
     padded.extend(std::iter::repeat_n(' ', start_col as usize));
-    padded.push_str(text_src);
+    padded.push_str(lowered_text);
+    if signature_only && lowered_text.len() < text_src.len() {
+        padded.push_str("{}");
+    }
     let tree = parse(&padded);
     let src = padded.as_bytes();
     let mut l = Lower {
@@ -58,7 +69,7 @@ pub fn lower_function(
         nesting: 0,
     };
     let root = tree.root_node();
-    l.f.line_count = root.end_position().row as u32;
+    l.f.line_count = text_src.matches('\n').count() as u32 - u32::from(text_src.ends_with('\n'));
     let mut errs = Vec::new();
     errors(root, &mut errs);
     for e in errs {
@@ -84,6 +95,13 @@ pub fn lower_function(
         l.f.body = Some(id);
     }
     l.f
+}
+
+/// Whether [`lower_function`] lowers (and so reports syntax errors in) the
+/// body of a definition: always for device code, for host code only when it
+/// launches kernels.
+pub fn lowers_body(kind: FunctionKind, text: &str) -> bool {
+    kind != FunctionKind::Host || text.contains("<<<") || text.contains("cudaLaunch")
 }
 
 fn find_definition(root: Node<'_>) -> Option<Node<'_>> {
@@ -1360,8 +1378,7 @@ impl<'a> Lower<'a> {
         {
             return None;
         }
-        let wrapped = format!("int __cudalog_expansion__ = ({body});");
-        let tree = parse(&wrapped);
+        let (wrapped, tree) = expansion_tree(body);
         let root = tree.root_node();
         if root.has_error() {
             return None;
@@ -1850,6 +1867,31 @@ impl<'a> Lower<'a> {
         });
         id
     }
+}
+
+thread_local! {
+    /// Parsed macro replacement texts: a macro is typically used many times,
+    /// and its parse does not depend on the use site.
+    static EXPANSIONS: std::cell::RefCell<HashMap<String, (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>)>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// The wrapped text and parse tree of a macro replacement, cached per thread.
+fn expansion_tree(body: &str) -> (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>) {
+    EXPANSIONS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if let Some(hit) = cache.get(body) {
+            return hit.clone();
+        }
+        let wrapped = format!("int __cudalog_expansion__ = ({body});");
+        let tree = parse(&wrapped);
+        let entry = (std::rc::Rc::new(wrapped), std::rc::Rc::new(tree));
+        if cache.len() > 8192 {
+            cache.clear();
+        }
+        cache.insert(body.to_string(), entry.clone());
+        entry
+    })
 }
 
 fn decay(t: Type) -> Type {

@@ -204,11 +204,6 @@ impl Scanner<'_> {
     /// swallowed further definitions, re-parse it piecewise from each line
     /// that starts a definition.
     fn recover(&mut self, nodes: &[Node<'_>]) {
-        for n in nodes {
-            if let Some(e) = super::syntax::first_error(*n) {
-                self.push_error(e);
-            }
-        }
         let start = nodes[0].start_byte();
         let end = nodes[nodes.len() - 1].end_byte();
         let mut splits = if self.depth < MAX_RECOVERY_DEPTH {
@@ -234,10 +229,21 @@ impl Scanner<'_> {
             if let Some(bs) = body_start {
                 splits.retain(|off| start + off > bs);
                 if splits.is_empty() {
+                    // Errors in a body the lowering parses are reported there.
+                    let before = self.out.functions.len();
                     self.item(nodes[0]);
+                    let lowered = self.out.functions[before..]
+                        .iter()
+                        .all(|f| super::lower::lowers_body(f.kind, &f.text));
+                    if !lowered || self.out.functions.len() == before {
+                        self.push_first_error(nodes[0]);
+                    }
                     return;
                 }
             }
+        }
+        for n in nodes {
+            self.push_first_error(*n);
         }
         if splits.is_empty() {
             for n in nodes {
@@ -304,6 +310,12 @@ impl Scanner<'_> {
             }
         } else if !n.is_missing() {
             self.item(n);
+        }
+    }
+
+    fn push_first_error(&mut self, n: Node<'_>) {
+        if let Some(e) = super::syntax::first_error(n) {
+            self.push_error(e);
         }
     }
 
