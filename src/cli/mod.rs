@@ -41,7 +41,8 @@ pub enum Command {
     Query {
         /// The SQL statement.
         sql: String,
-        /// Database path (default: ./.cudalog/cudalog.db).
+        /// Database path (default: `.cudalog/cudalog.db` in the current
+        /// directory or its nearest ancestor that has one).
         #[arg(long)]
         db: Option<PathBuf>,
         /// Output format.
@@ -64,6 +65,20 @@ pub enum Format {
 /// Default database location for a workspace root.
 pub fn default_db(root: &Path) -> PathBuf {
     root.join(".cudalog").join("cudalog.db")
+}
+
+/// The nearest `.cudalog/cudalog.db` at or above `start`.
+pub fn find_db(start: &Path) -> Result<PathBuf> {
+    for dir in start.ancestors() {
+        let candidate = default_db(dir);
+        if candidate.exists() {
+            return Ok(candidate);
+        }
+    }
+    anyhow::bail!(
+        "no .cudalog/cudalog.db in {} or its parents (run `cudalog index` first, or pass --db)",
+        start.display()
+    )
 }
 
 /// Run the CLI; returns the process exit code.
@@ -108,7 +123,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Query { sql, db, format } => {
-            let db_path = db.unwrap_or_else(|| default_db(Path::new(".")));
+            let db_path = match db {
+                Some(p) => p,
+                None => find_db(&std::env::current_dir()?)?,
+            };
             let conn = store::open_read_only(&db_path)?;
             let r = store::run_query(&conn, &sql).context("query failed")?;
             let out = match format {
