@@ -206,3 +206,66 @@ fn reindex_is_incremental_and_removes_deleted_files() {
         .success()
         .stdout("n\n0\n");
 }
+
+/// The example workspace indexes cleanly, and every access-based finding
+/// recorded in EXPECTED.md points at an access the index really has (so the
+/// expectations stay in step with the sources).
+#[test]
+fn workspace_example_matches_its_expectations_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("workspace-example");
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("ws.db");
+    cudalog()
+        .arg("index")
+        .arg(&root)
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("20 kernels").and(predicate::str::contains("0 parse errors")),
+        );
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let expected = std::fs::read_to_string(root.join("EXPECTED.md")).unwrap();
+    let mut checked = 0;
+    for line in expected.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | file | line | col | kernel | rule | severity | why |
+        if cells.len() < 8 || !cells[1].ends_with(".cu") {
+            continue;
+        }
+        let (file, ln, col, kernel, rule) = (cells[1], cells[2], cells[3], cells[4], cells[5]);
+        let is_kernel: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM functions fn JOIN files f ON f.id = fn.file_id \
+                 WHERE f.path = ?1 AND fn.name = ?2 AND fn.kind = 'kernel'",
+                [file, kernel],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(is_kernel, 1, "{file}: kernel {kernel}");
+        let table = match rule {
+            "uncoalesced-global" | "misaligned-global" | "shared-bank-conflict" | "data-race" => {
+                "accesses"
+            }
+            "barrier-divergence" | "named-barrier-misuse" => "barriers",
+            _ => continue,
+        };
+        let n: i64 = conn
+            .query_row(
+                &format!(
+                    "SELECT count(*) FROM {table} x JOIN functions fn ON fn.id = x.function_id \
+                     JOIN files f ON f.id = fn.file_id WHERE f.path = ?1 AND x.line = ?2 AND x.col = ?3"
+                ),
+                [file, ln, col],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(
+            n > 0,
+            "EXPECTED.md: no {table} row at {file}:{ln}:{col} ({rule})"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 12, "only {checked} expectations checked");
+}
