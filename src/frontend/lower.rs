@@ -1869,15 +1869,18 @@ impl<'a> Lower<'a> {
     }
 }
 
+/// A macro replacement wrapped as a declaration, and its parse.
+type Expansion = (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>);
+
 thread_local! {
     /// Parsed macro replacement texts: a macro is typically used many times,
     /// and its parse does not depend on the use site.
-    static EXPANSIONS: std::cell::RefCell<HashMap<String, (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>)>> =
+    static EXPANSIONS: std::cell::RefCell<HashMap<String, Expansion>> =
         std::cell::RefCell::new(HashMap::new());
 }
 
 /// The wrapped text and parse tree of a macro replacement, cached per thread.
-fn expansion_tree(body: &str) -> (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>) {
+fn expansion_tree(body: &str) -> Expansion {
     EXPANSIONS.with(|cache| {
         let mut cache = cache.borrow_mut();
         if let Some(hit) = cache.get(body) {
