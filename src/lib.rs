@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 #[allow(missing_docs)] // salsa's generated accessors carry no docs
 pub mod db;
+pub mod facts;
 pub mod frontend;
 pub mod index;
 pub mod ir;

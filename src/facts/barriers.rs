@@ -1,0 +1,225 @@
+//! Barrier divergence (GPUVerify's barrier-divergence freedom): a barrier
+//! reachable under a condition — an enclosing branch or loop condition, or
+//! the guard of an earlier `return`/`break`/`continue` — that can differ
+//! between the threads that must meet at it.
+//!
+//! Block-wide barriers (`__syncthreads*`, cooperative-groups block and grid
+//! syncs) need the condition to be uniform across the block. Named barriers
+//! with a thread count (`bar.sync id, n`) and warp-level syncs only need it
+//! to be uniform within each warp: producer/consumer code splits warps on
+//! purpose. Whether a condition is warp-uniform depends on the launch's
+//! block dimensions.
+
+use super::relations::{DIM_X, DIM_Y, DIM_Z, Relations, VARIES};
+use super::uniformity::Uniformity;
+use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, StmtKind};
+
+/// Block dimensions of the launches of a kernel (`None`: not known).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchDims {
+    /// blockDim.x, .y, .z
+    pub block: [Option<u32>; 3],
+}
+
+/// Why a barrier is divergent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierVerdict {
+    /// Index into `Function::barriers`.
+    pub barrier: usize,
+    /// The condition expression that can differ.
+    pub cond: ExprId,
+    /// Whether the condition guards an earlier exit (`return`/`break`/`continue`)
+    /// rather than enclosing the barrier.
+    pub via_exit: bool,
+}
+
+/// The barriers of `f` that can be reached by some but not all of the threads
+/// that must meet there.
+pub fn divergent_barriers(
+    f: &Function,
+    r: &Relations,
+    u: &Uniformity,
+    launch: &LaunchDims,
+) -> Vec<BarrierVerdict> {
+    let mut out = Vec::new();
+    for (i, b) in f.barriers.iter().enumerate() {
+        let warp_level = match b.kind {
+            BarrierKind::SyncThreads
+            | BarrierKind::SyncThreadsReduce
+            | BarrierKind::CgBlockSync
+            | BarrierKind::CgGridSync => false,
+            BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed => {
+                // Without a thread count a named barrier waits for the whole block.
+                b.thread_count.is_some() || b.thread_count_text.is_some()
+            }
+            BarrierKind::SyncWarp | BarrierKind::CgTileSync => true,
+        };
+        let s = b.stmt.0;
+        let enclosing = r
+            .under
+            .iter()
+            .filter(|(st, _)| *st == s)
+            .map(|(_, c)| (*c, false));
+        let exits = r
+            .skipped_by
+            .iter()
+            .filter(|(st, _)| *st == s)
+            .map(|(_, c)| (*c, true));
+        for (c, via_exit) in enclosing.chain(exits) {
+            let divergent = if warp_level {
+                !warp_uniform(f, u, ExprId(c), launch)
+            } else {
+                !u.is_uniform(c)
+            };
+            if divergent {
+                out.push(BarrierVerdict {
+                    barrier: i,
+                    cond: ExprId(c),
+                    via_exit,
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Whether condition `c` has the same value for all threads of each warp.
+pub fn warp_uniform(f: &Function, u: &Uniformity, c: ExprId, launch: &LaunchDims) -> bool {
+    let dims = u.expr_dims.get(c.0 as usize).copied().unwrap_or(0);
+    if dims == 0 {
+        return true;
+    }
+    if dims & (1 << VARIES) != 0 {
+        return false;
+    }
+    let bx = launch.block[0];
+    let x_is_full_warps = bx.is_some_and(|x| x % 32 == 0);
+    if dims & (1 << DIM_X) == 0 {
+        // Only y/z: uniform within a warp when a warp never spans two rows.
+        return x_is_full_warps
+            || (dims & (1 << DIM_Z) == 0
+                && dims & (1 << DIM_Y) != 0
+                && launch.block[1] == Some(1));
+    }
+    // Depends on x: `x < K`-style comparisons with K a multiple of 32 split
+    // only at warp boundaries (when warps start at x multiples of 32).
+    x_is_full_warps && dims & !(1 << DIM_X) == 0 && splits_at_warp_boundary(f, u, c)
+}
+
+fn splits_at_warp_boundary(f: &Function, u: &Uniformity, c: ExprId) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+            splits_at_warp_boundary(f, u, *a) && splits_at_warp_boundary(f, u, *b)
+        }
+        ExprKind::Unary(crate::ir::UnOp::Not, a) => splits_at_warp_boundary(f, u, *a),
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let (x_side, k_side) = if u.is_uniform(b.0) {
+                (*a, *b)
+            } else {
+                (*b, *a)
+            };
+            let Some(k) = const_value(f, k_side) else {
+                return false;
+            };
+            match warp_index_form(f, x_side) {
+                // threadIdx.x + c0 compared with k: splits at k - c0 (+1 for <=, >).
+                Some(Form::Lane(c0)) => {
+                    let edge = k - c0 + i64::from(matches!(op, BinOp::Le | BinOp::Gt));
+                    !matches!(op, BinOp::Eq | BinOp::Ne) && edge.rem_euclid(32) == 0
+                }
+                // threadIdx.x / 32 (a warp index) compared with anything uniform.
+                Some(Form::WarpIndex) => true,
+                None => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+enum Form {
+    /// `threadIdx.x + c0`
+    Lane(i64),
+    /// `threadIdx.x / (32·m)` or `threadIdx.x >> (5 + m)`
+    WarpIndex,
+}
+
+fn warp_index_form(f: &Function, e: ExprId) -> Option<Form> {
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => Some(Form::Lane(0)),
+        ExprKind::Cast(_, a) => warp_index_form(f, *a),
+        ExprKind::Var(v) => single_def(f, v.0).and_then(|d| warp_index_form(f, d)),
+        ExprKind::Binary(BinOp::Add, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
+            (Some(Form::Lane(c)), Some(k)) => Some(Form::Lane(c + k)),
+            _ => match (const_value(f, *a), warp_index_form(f, *b)) {
+                (Some(k), Some(Form::Lane(c))) => Some(Form::Lane(c + k)),
+                _ => None,
+            },
+        },
+        ExprKind::Binary(BinOp::Sub, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
+            (Some(Form::Lane(c)), Some(k)) => Some(Form::Lane(c - k)),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Div, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
+            (Some(Form::Lane(0)), Some(k)) if k > 0 && k % 32 == 0 => Some(Form::WarpIndex),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Shr, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
+            (Some(Form::Lane(0)), Some(k)) if k >= 5 => Some(Form::WarpIndex),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The initialiser of a variable that is assigned exactly once (its declaration).
+pub fn single_def(f: &Function, v: u32) -> Option<ExprId> {
+    let mut found = None;
+    for s in &f.stmts {
+        if let StmtKind::Decl { var, init } = &s.kind
+            && var.0 == v
+        {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((*init)?);
+        }
+    }
+    let written = f.exprs.iter().any(|e| match &e.kind {
+        ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
+            matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w.0 == v)
+        }
+        _ => false,
+    });
+    if written { None } else { found }
+}
+
+/// The constant value of an expression, when it has one.
+pub fn const_value(f: &Function, e: ExprId) -> Option<i64> {
+    match &f.expr(e).kind {
+        ExprKind::Int(v) => Some(*v),
+        ExprKind::Builtin(Builtin::WarpSize) => Some(32),
+        ExprKind::SizeOf(Some(n)) => i64::try_from(*n).ok(),
+        ExprKind::Cast(_, a) => const_value(f, *a),
+        ExprKind::Unary(crate::ir::UnOp::Neg, a) => const_value(f, *a).map(|v| -v),
+        ExprKind::Var(v) => single_def(f, v.0).and_then(|d| const_value(f, d)),
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (const_value(f, *a)?, const_value(f, *b)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Rem => x.checked_rem(y),
+                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,247 @@
+//! Tests of the uniformity and barrier programs on small kernels, including
+//! the seed papers' example shapes.
+
+use super::barriers::{LaunchDims, divergent_barriers, warp_uniform};
+use super::relations::{DIM_X, DIM_Y, VARIES, build};
+use super::uniformity::Uniformity;
+use crate::frontend::lower::lower_function;
+use crate::frontend::preproc::MacroTable;
+use crate::frontend::scan::{Scope, scan_file};
+use crate::frontend::syntax::parse;
+use crate::ir::{ExprKind, Function, StmtKind};
+use std::sync::Arc;
+
+fn lower(src: &str) -> Function {
+    let tree = parse(src);
+    let init = Arc::new(Scope {
+        macros: MacroTable::predefined(),
+        ..Scope::default()
+    });
+    let scan = scan_file(src, &tree, init, &mut |_| None);
+    let s = scan.functions.last().expect("a function");
+    lower_function(
+        &s.text,
+        s.start_col,
+        &s.name,
+        &s.scope_path,
+        s.kind,
+        &s.scope,
+    )
+}
+
+fn analyse(f: &Function) -> (super::relations::Relations, Uniformity) {
+    let r = build(f);
+    let u = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
+    (r, u)
+}
+
+fn var_dims(f: &Function, u: &Uniformity, name: &str) -> u8 {
+    let v = f
+        .vars
+        .iter()
+        .position(|v| v.name == name)
+        .unwrap_or_else(|| panic!("{name}"));
+    u.var_dims[v]
+}
+
+const X: u8 = 1 << DIM_X;
+const Y: u8 = 1 << DIM_Y;
+
+#[test]
+fn thread_dependence_flows_through_assignments_and_loads() {
+    let f = lower(
+        "__global__ void k(float* a, const int* idx, int n, int w) {\n\
+           int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+           int j = threadIdx.y * w;\n\
+           int row = blockIdx.y;\n\
+           int g = idx[i];\n\
+           int h = idx[row];\n\
+           float s = 0; for (int q = 0; q < n; q++) s += a[q];\n\
+           int lane = __shfl_sync(0xffffffff, row, 0);\n\
+         }\n",
+    );
+    let (_, u) = analyse(&f);
+    assert_eq!(var_dims(&f, &u, "i"), X);
+    assert_eq!(var_dims(&f, &u, "j"), Y);
+    assert_eq!(var_dims(&f, &u, "row"), 0);
+    assert_eq!(
+        var_dims(&f, &u, "g"),
+        X,
+        "load through a thread-dependent address"
+    );
+    assert_eq!(
+        var_dims(&f, &u, "h"),
+        0,
+        "load through a uniform address is uniform"
+    );
+    assert_eq!(
+        var_dims(&f, &u, "s"),
+        0,
+        "loop-carried uniform accumulation"
+    );
+    assert_eq!(var_dims(&f, &u, "q"), 0);
+    assert_eq!(var_dims(&f, &u, "lane"), 1 << VARIES);
+    let g = f.vars.iter().position(|v| v.name == "g").unwrap();
+    assert!(u.var_from_memory[g]);
+}
+
+#[test]
+fn merge_rule_taints_values_assigned_under_thread_dependent_conditions() {
+    // GPUDrano: y := (tid < N) ? 10 : 20 is thread-dependent though both arms are constants.
+    let f = lower(
+        "__global__ void k(int* a, int n) {\n\
+           int y; if (threadIdx.x < n) y = 10; else y = 20;\n\
+           int z = (threadIdx.x < n) ? 10 : 20;\n\
+           int u; if (n > 4) u = 1; else u = 2;\n\
+           int t = 0; for (int i = threadIdx.x; i < n; i += 32) t += 1;\n\
+         }\n",
+    );
+    let (_, u) = analyse(&f);
+    assert_eq!(var_dims(&f, &u, "y"), X);
+    assert_eq!(var_dims(&f, &u, "z"), X);
+    assert_eq!(var_dims(&f, &u, "u"), 0);
+    assert_eq!(var_dims(&f, &u, "t"), X, "trip count differs per thread");
+}
+
+#[test]
+fn thread_dependent_exits_taint_later_loop_values() {
+    let f = lower(
+        "__global__ void k(int* a, int n) {\n\
+           int c = 0;\n\
+           for (int i = 0; i < n; i++) { if (a[threadIdx.x] > i) break; c++; }\n\
+           int d = c;\n\
+         }\n",
+    );
+    let (_, u) = analyse(&f);
+    assert_eq!(var_dims(&f, &u, "c"), X);
+    assert_eq!(var_dims(&f, &u, "d"), X);
+}
+
+fn barrier_lines(src: &str, launch: LaunchDims) -> Vec<u32> {
+    let f = lower(src);
+    let (r, u) = analyse(&f);
+    divergent_barriers(&f, &r, &u, &launch)
+        .iter()
+        .map(|v| f.barriers[v.barrier].span.line)
+        .collect()
+}
+
+const BLOCK_128: LaunchDims = LaunchDims {
+    block: [Some(128), Some(1), Some(1)],
+};
+
+#[test]
+fn barrier_divergence_under_conditions_and_after_exits() {
+    let src = "__global__ void k(float* d, int n) {\n\
+      __shared__ float s[256];\n\
+      __syncthreads();\n\
+      if (threadIdx.x < n) { __syncthreads(); }\n\
+      if (n > 8) { __syncthreads(); }\n\
+      for (int i = 0; i < n; i++) { __syncthreads(); }\n\
+      for (int i = threadIdx.x; i < n; i += 32) { __syncthreads(); }\n\
+      if (blockIdx.x * blockDim.x + threadIdx.x >= n) return;\n\
+      __syncthreads();\n\
+    }\n";
+    // Relative lines: 0 is the signature.
+    assert_eq!(barrier_lines(src, LaunchDims::default()), vec![3, 6, 8]);
+}
+
+#[test]
+fn scan_kernel_with_thread_dependent_loop_bound_around_barriers() {
+    // The RaCUDA/GPUVerify scan shape: the loop bound depends on the thread.
+    let src = "__global__ void scan(int* a, int n) {\n\
+      __shared__ int t[512];\n\
+      for (int off = 1; off < threadIdx.x + 1; off *= 2) {\n\
+        t[threadIdx.x] += t[threadIdx.x - off];\n\
+        __syncthreads();\n\
+      }\n\
+      for (int off = 1; off < n; off *= 2) {\n\
+        if (threadIdx.x >= off) t[threadIdx.x] += t[threadIdx.x - off];\n\
+        __syncthreads();\n\
+      }\n\
+    }\n";
+    assert_eq!(barrier_lines(src, LaunchDims::default()), vec![4]);
+}
+
+#[test]
+fn break_and_continue_only_affect_their_loop() {
+    let src = "__global__ void k(int* a, int n) {\n\
+      for (int i = 0; i < n; i++) {\n\
+        __syncthreads();\n\
+        if (a[threadIdx.x] == i) continue;\n\
+        __syncthreads();\n\
+      }\n\
+      for (int i = 0; i < n; i++) { if (a[threadIdx.x] == i) break; }\n\
+      __syncthreads();\n\
+    }\n";
+    // The first barrier is reached by every thread in every iteration until
+    // the (uniform) loop ends; the second is skipped by threads that continue.
+    assert_eq!(barrier_lines(src, LaunchDims::default()), vec![2, 4]);
+}
+
+#[test]
+fn named_barriers_need_only_warp_uniform_conditions() {
+    let good = "__global__ void pc(float* o) {\n\
+      int t = threadIdx.x;\n\
+      if (t < 64) { asm volatile(\"bar.arrive 1, 128;\"); }\n\
+      else { asm volatile(\"bar.sync 1, 128;\"); }\n\
+    }\n";
+    assert!(barrier_lines(good, BLOCK_128).is_empty());
+    // Unknown block size: a warp may straddle t = 64.
+    assert_eq!(barrier_lines(good, LaunchDims::default()), vec![2, 3]);
+    let bad = "__global__ void pc(float* o) {\n\
+      if (threadIdx.x < 48) { asm volatile(\"bar.arrive 1, 128;\"); }\n\
+      else { asm volatile(\"bar.sync 1, 128;\"); }\n\
+    }\n";
+    assert_eq!(barrier_lines(bad, BLOCK_128), vec![1, 2]);
+    // Without a thread count, bar.sync waits for the whole block.
+    let whole = "__global__ void w(float* o) {\n\
+      if (threadIdx.x < 64) { asm volatile(\"bar.sync 0;\"); }\n\
+    }\n";
+    assert_eq!(barrier_lines(whole, BLOCK_128), vec![1]);
+}
+
+#[test]
+fn warp_uniform_conditions() {
+    let f = lower(
+        "__global__ void k(int* a) {\n\
+           bool a1 = threadIdx.x < 32;\n\
+           bool a2 = threadIdx.x / 32 == 1;\n\
+           bool a3 = threadIdx.y == 0;\n\
+           bool a4 = threadIdx.x < 16;\n\
+           bool a5 = (threadIdx.x >> 5) != 2;\n\
+         }\n",
+    );
+    let (_, u) = analyse(&f);
+    let cond = |name: &str| {
+        f.stmts
+            .iter()
+            .find_map(|s| match &s.kind {
+                StmtKind::Decl { var, init: Some(e) } if f.var(*var).name == name => Some(*e),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let b32 = LaunchDims {
+        block: [Some(32), Some(8), Some(1)],
+    };
+    let b16 = LaunchDims {
+        block: [Some(16), Some(16), Some(1)],
+    };
+    for (name, expect32) in [
+        ("a1", true),
+        ("a2", true),
+        ("a3", true),
+        ("a4", false),
+        ("a5", true),
+    ] {
+        assert_eq!(
+            warp_uniform(&f, &u, cond(name), &b32),
+            expect32,
+            "{name} with blockDim.x = 32"
+        );
+    }
+    // blockDim.x = 16: a warp spans two y rows, so threadIdx.y == 0 splits it.
+    assert!(!warp_uniform(&f, &u, cond("a3"), &b16));
+    assert!(matches!(f.expr(cond("a1")).kind, ExprKind::Binary(..)));
+}

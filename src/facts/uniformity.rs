@@ -1,0 +1,128 @@
+//! Uniformity: which thread dimensions each expression and variable depends
+//! on, as a crepe Datalog program over [`Relations`].
+//!
+//! Rules (the abstract domain of GPUDrano, per dimension):
+//! - `threadIdx.d` depends on `d`; shuffles, atomics and votes on `VARIES`;
+//! - an expression depends on what its operands depend on — including a load,
+//!   whose value depends on its address (a load through a uniform address is
+//!   uniform);
+//! - a variable depends on every value assigned to it (flow-insensitively,
+//!   which also reaches loop-carried fixpoints);
+//! - the merge rule: a variable assigned under a condition that depends on
+//!   `d` depends on `d` after the merge, even when every branch assigns a
+//!   constant;
+//! - a value computed from memory read through a thread-dependent address is
+//!   data-dependent (`from_memory`).
+
+use super::relations::{DimId, Relations};
+/// The Datalog program (crepe generates undocumented items).
+#[allow(missing_docs)]
+mod program {
+    use crepe::crepe;
+
+    crepe! {
+        @input
+        pub struct ThreadSrc(pub u32, pub u8);
+        @input
+        pub struct Child(pub u32, pub u32);
+        @input
+        pub struct ReadsVar(pub u32, pub u32);
+        @input
+        pub struct Def(pub u32, pub u32);
+        @input
+        pub struct DefAt(pub u32, pub u32);
+        @input
+        pub struct Under(pub u32, pub u32);
+        @input
+        pub struct Load(pub u32);
+
+        @output
+        pub struct Dep(pub u32, pub u8);
+        @output
+        pub struct VarDep(pub u32, pub u8);
+        @output
+        pub struct FromMemory(pub u32);
+        @output
+        pub struct VarFromMemory(pub u32);
+
+        Dep(e, d) <- ThreadSrc(e, d);
+        Dep(p, d) <- Child(p, c), Dep(c, d);
+        Dep(e, d) <- ReadsVar(e, v), VarDep(v, d);
+        VarDep(v, d) <- Def(v, e), Dep(e, d);
+        VarDep(v, d) <- DefAt(v, s), Under(s, c), Dep(c, d);
+
+        FromMemory(e) <- Load(e), Dep(e, _);
+        FromMemory(p) <- Child(p, c), FromMemory(c);
+        FromMemory(e) <- ReadsVar(e, v), VarFromMemory(v);
+        VarFromMemory(v) <- Def(v, e), FromMemory(e);
+    }
+}
+
+use program::*;
+
+/// Per-expression and per-variable thread dependence of one function.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Uniformity {
+    /// Bit set of [`DimId`]s per expression id.
+    pub expr_dims: Vec<u8>,
+    /// Bit set of [`DimId`]s per variable id.
+    pub var_dims: Vec<u8>,
+    /// Whether an expression's value comes from a thread-dependent load.
+    pub expr_from_memory: Vec<bool>,
+    /// Whether a variable holds such a value.
+    pub var_from_memory: Vec<bool>,
+}
+
+impl Uniformity {
+    /// Run the program.
+    pub fn compute(r: &Relations, n_exprs: usize, n_vars: usize) -> Uniformity {
+        let mut rt = Crepe::new();
+        rt.extend(r.thread_src.iter().map(|&(e, d)| ThreadSrc(e, d)));
+        rt.extend(r.child.iter().map(|&(p, c)| Child(p, c)));
+        rt.extend(r.uses.iter().map(|&(e, v)| ReadsVar(e, v)));
+        rt.extend(r.defs.iter().map(|&(v, e)| Def(v, e)));
+        rt.extend(r.def_at.iter().map(|&(v, s)| DefAt(v, s)));
+        rt.extend(r.under.iter().map(|&(s, c)| Under(s, c)));
+        rt.extend(r.loads.iter().map(|&e| Load(e)));
+        let (dep, var_dep, from_mem, var_from_mem) = rt.run();
+        let mut u = Uniformity {
+            expr_dims: vec![0; n_exprs],
+            var_dims: vec![0; n_vars],
+            expr_from_memory: vec![false; n_exprs],
+            var_from_memory: vec![false; n_vars],
+        };
+        for Dep(e, d) in dep {
+            if let Some(x) = u.expr_dims.get_mut(e as usize) {
+                *x |= 1 << d;
+            }
+        }
+        for VarDep(v, d) in var_dep {
+            if let Some(x) = u.var_dims.get_mut(v as usize) {
+                *x |= 1 << d;
+            }
+        }
+        for FromMemory(e) in from_mem {
+            if let Some(x) = u.expr_from_memory.get_mut(e as usize) {
+                *x = true;
+            }
+        }
+        for VarFromMemory(v) in var_from_mem {
+            if let Some(x) = u.var_from_memory.get_mut(v as usize) {
+                *x = true;
+            }
+        }
+        u
+    }
+
+    /// Whether expression `e` depends on dimension `d`.
+    pub fn depends(&self, e: u32, d: DimId) -> bool {
+        self.expr_dims
+            .get(e as usize)
+            .is_some_and(|m| m & (1 << d) != 0)
+    }
+
+    /// Whether expression `e` is the same for all threads of a block.
+    pub fn is_uniform(&self, e: u32) -> bool {
+        self.expr_dims.get(e as usize).is_none_or(|m| *m == 0)
+    }
+}
