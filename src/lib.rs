@@ -6,6 +6,7 @@
 //! SQLite, [`index`] drives a run, [`cli`] is the command line.
 #![warn(missing_docs)]
 
+pub mod check;
 pub mod cli;
 pub mod config;
 #[allow(missing_docs)] // salsa's generated accessors carry no docs
@@ -14,5 +15,6 @@ pub mod facts;
 pub mod frontend;
 pub mod index;
 pub mod ir;
+pub mod report;
 pub mod store;
 pub mod workspace;

@@ -1,7 +1,10 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
+use crate::check::{Severity, findings};
 use crate::config::Config;
+use crate::index::index_and_keep;
 use crate::index::{IndexOptions, index_directory};
+use crate::report::{ReportFormat, render};
 use crate::store;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -37,6 +40,23 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Index incrementally, run the analyses and print their findings.
+    Check {
+        /// Workspace root (default: current directory).
+        dir: Option<PathBuf>,
+        /// Database path (default: DIR/.cudalog/cudalog.db).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Define a macro, `-D NAME` or `-D NAME=VALUE` (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
+        /// Exit with status 1 when a finding is at or above this severity.
+        #[arg(long, default_value = "error", value_parser = parse_severity)]
+        fail_on: Severity,
+    },
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -49,6 +69,10 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+}
+
+fn parse_severity(s: &str) -> Result<Severity, String> {
+    s.parse()
 }
 
 /// Output formats of `query`.
@@ -121,6 +145,39 @@ pub fn run(cli: Cli) -> Result<i32> {
                 );
             }
             Ok(0)
+        }
+        Command::Check {
+            dir,
+            db,
+            define,
+            format,
+            fail_on,
+        } => {
+            let root = dir.unwrap_or_else(|| PathBuf::from("."));
+            if !root.is_dir() {
+                anyhow::bail!("{}: no such directory", root.display());
+            }
+            let mut config = Config::load(&root)?;
+            config.add_defines(&define);
+            let db_path = db.unwrap_or_else(|| default_db(&root));
+            let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
+            let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
+            let found = findings(&run.indexer, &run.files);
+            run.store.replace_findings(&found)?;
+            let sources = run
+                .files
+                .iter()
+                .map(|f| {
+                    let db = run.indexer.db();
+                    (
+                        crate::workspace::display_path(f.path(db)),
+                        f.text(db).clone(),
+                    )
+                })
+                .collect();
+            print!("{}", render(&found, format, &sources));
+            let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
+            Ok(if failing { 1 } else { 0 })
         }
         Command::Query { sql, db, format } => {
             let db_path = match db {

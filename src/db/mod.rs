@@ -15,6 +15,7 @@
 //! - [`function_facts`]: item → [`FunctionFacts`], the per-function summary
 //!   written to the store.
 
+use crate::facts::LaunchDims;
 use crate::frontend::lower::lower_function;
 use crate::frontend::scan::scan_file;
 use crate::frontend::{FileScan, Scope};
@@ -50,6 +51,9 @@ pub struct Workspace {
     /// Predefined and configured macros.
     #[returns(ref)]
     pub initial_scope: Arc<Scope>,
+    /// Block dimensions assumed for kernels with no launch site.
+    #[returns(copy)]
+    pub default_block: [u32; 3],
 }
 
 /// A parsed tree (shared; never compared).
@@ -114,7 +118,13 @@ impl Database {
             storage: salsa::Storage::new(callback),
             workspace: None,
         };
-        let ws = Workspace::new(&db, BTreeMap::new(), Vec::new(), Arc::new(Scope::default()));
+        let ws = Workspace::new(
+            &db,
+            BTreeMap::new(),
+            Vec::new(),
+            Arc::new(Scope::default()),
+            [256, 1, 1],
+        );
         db.workspace = Some(ws);
         db
     }
@@ -269,4 +279,64 @@ pub fn function_facts<'db>(db: &'db dyn Db, item: FunctionItem<'db>) -> Arc<Func
         &function_ir(db, item),
         item.start_col(db),
     ))
+}
+
+/// A kernel name, interned so that queries can be keyed by it.
+#[salsa::interned(debug)]
+pub struct KernelName<'db> {
+    /// The unqualified kernel name.
+    #[returns(ref)]
+    pub name: String,
+}
+
+/// Block dimensions of the launches of kernel `name` across the workspace:
+/// a dimension is known when every launch site that names the kernel gives
+/// it the same constant value. With no launch site at all, the configured
+/// default (`[launch] block`) applies.
+#[salsa::tracked(returns(copy))]
+pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
+    let kernel = name.name(db);
+    let ws = db.workspace();
+    let mut seen: Option<[Option<u32>; 3]> = None;
+    for file in ws.files(db).values() {
+        if !crate::workspace::is_source(file.path(db)) {
+            continue;
+        }
+        for item in items(db, *file) {
+            if !item.text(db).contains(kernel.as_str()) {
+                continue;
+            }
+            let f = function_ir(db, *item);
+            for l in f.launches.iter().filter(|l| &l.kernel == kernel) {
+                let dims = l
+                    .block
+                    .map(|b| crate::facts::launch::block_dims(&f, b))
+                    .unwrap_or([None; 3]);
+                seen = Some(match seen {
+                    None => dims,
+                    Some(prev) => {
+                        std::array::from_fn(|i| if prev[i] == dims[i] { prev[i] } else { None })
+                    }
+                });
+            }
+        }
+    }
+    LaunchDims {
+        block: seen.unwrap_or_else(|| ws.default_block(db).map(Some)),
+    }
+}
+
+/// Facts and verdicts of one function: uniformity and divergent barriers.
+#[salsa::tracked(returns(clone))]
+pub fn function_analysis<'db>(
+    db: &'db dyn Db,
+    item: FunctionItem<'db>,
+) -> Arc<crate::facts::Analysis> {
+    let f = function_ir(db, item);
+    let launch = if item.kind(db) == FunctionKind::Kernel {
+        launch_dims(db, KernelName::new(db, item.name(db).clone()))
+    } else {
+        LaunchDims::default()
+    };
+    Arc::new(crate::facts::Analysis::compute(&f, launch))
 }

@@ -209,12 +209,10 @@ impl Builder<'_> {
                     self.stmt(i);
                 }
             }
-            StmtKind::Decl { var, init } => {
-                if let Some(e) = init {
-                    self.r.defs.push((var.0, e.0));
-                    self.r.def_at.push((var.0, s.0));
-                    self.assigns_in(s, e);
-                }
+            StmtKind::Decl { var, init: Some(e) } => {
+                self.r.defs.push((var.0, e.0));
+                self.r.def_at.push((var.0, s.0));
+                self.assigns_in(s, e);
             }
             StmtKind::Expr(e) => {
                 self.assigns_in(s, e);

@@ -85,6 +85,8 @@ impl Indexer {
         let dirs = ix.config.preprocessor.include_dirs.clone();
         ws.set_initial_scope(&mut ix.db).to(scope);
         ws.set_include_dirs(&mut ix.db).to(dirs);
+        let block = ix.config.launch.block;
+        ws.set_default_block(&mut ix.db).to(block);
         ix
     }
 
@@ -251,6 +253,29 @@ pub fn index_directory(
     config: Config,
     opts: &IndexOptions,
 ) -> Result<IndexSummary> {
+    Ok(index_and_keep(root, db_path, config, opts)?.summary)
+}
+
+/// The result of an index run, with the loaded database kept for the
+/// analyses that follow (`check`).
+pub struct IndexRun {
+    /// The loaded workspace.
+    pub indexer: Indexer,
+    /// The files indexed.
+    pub files: Vec<SourceFile>,
+    /// The open store.
+    pub store: Store,
+    /// Totals.
+    pub summary: IndexSummary,
+}
+
+/// Like [`index_directory`], keeping the indexer and store.
+pub fn index_and_keep(
+    root: &Path,
+    db_path: &Path,
+    config: Config,
+    opts: &IndexOptions,
+) -> Result<IndexRun> {
     let start = Instant::now();
     let mut ix = Indexer::new(root, config, None);
     ix.load_all()?;
@@ -283,7 +308,13 @@ pub fn index_directory(
     }
     let mut store = Store::open(db_path)?;
     let stats = store.sync(&records, true, &[])?;
-    Ok(summarize(&records, stats, start.elapsed().as_secs_f64()))
+    let summary = summarize(&records, stats, start.elapsed().as_secs_f64());
+    Ok(IndexRun {
+        indexer: ix,
+        files,
+        store,
+        summary,
+    })
 }
 
 /// Totals over a set of file records.

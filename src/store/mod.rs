@@ -5,6 +5,7 @@
 //! rows of functions whose content hash changed (rows of functions that only
 //! moved are shifted in place). A crash mid-sync leaves the previous state.
 
+mod findings;
 mod query;
 mod write;
 
@@ -16,7 +17,10 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
 /// Migrations, applied in order; `PRAGMA user_version` is the number applied.
-const MIGRATIONS: &[&str] = &[include_str!("../../schema/001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../schema/001_init.sql"),
+    include_str!("../../schema/002_findings.sql"),
+];
 
 /// Current schema version (number of migrations).
 pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;

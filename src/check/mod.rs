@@ -1,0 +1,252 @@
+//! Turning facts into findings: the built-in rules, suppression comments.
+//!
+//! Rules implemented so far: `barrier-divergence`. (Coalescing, bank
+//! conflicts and divergent branches build on the same uniformity facts and
+//! follow.)
+
+use crate::db::{self, SourceFile};
+use crate::index::Indexer;
+use crate::ir::{BarrierKind, FunctionKind, Span};
+use crate::workspace::display_path;
+use serde::Serialize;
+
+/// How serious a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Worth knowing.
+    Note,
+    /// Likely a performance problem.
+    Warning,
+    /// Undefined behaviour or a correctness bug.
+    Error,
+}
+
+impl Severity {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::str::FromStr for Severity {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "note" => Ok(Severity::Note),
+            "warning" => Ok(Severity::Warning),
+            "error" => Ok(Severity::Error),
+            other => Err(format!("unknown severity `{other}` (note, warning, error)")),
+        }
+    }
+}
+
+/// A rule's static description.
+pub struct RuleInfo {
+    /// Identifier, e.g. `barrier-divergence`.
+    pub id: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// One-line description.
+    pub summary: &'static str,
+}
+
+/// The built-in rules.
+pub const RULES: &[RuleInfo] = &[RuleInfo {
+    id: "barrier-divergence",
+    severity: Severity::Error,
+    summary: "a barrier can be reached by only some of the threads that must meet at it",
+}];
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// Rule id.
+    pub rule: &'static str,
+    /// Severity.
+    pub severity: Severity,
+    /// File path relative to the workspace root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// Last column (exclusive) on `line`, for carets.
+    pub end_col: u32,
+    /// Function name.
+    pub function: String,
+    /// The function's key in the store (`functions.key`).
+    pub function_key: String,
+    /// Explanation.
+    pub message: String,
+    /// The facts behind the finding.
+    pub facts: serde_json::Value,
+    /// Whether a `cudalog-ignore` comment covers it.
+    pub suppressed: bool,
+}
+
+/// Compute every finding in `files`.
+pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
+    let db = ix.db();
+    let mut out = Vec::new();
+    for file in files {
+        let path = display_path(file.path(db));
+        let text = file.text(db);
+        let lines: Vec<&str> = text.lines().collect();
+        for item in db::items(db, *file) {
+            if item.kind(db) == FunctionKind::Host {
+                continue;
+            }
+            let f = db::function_ir(db, *item);
+            let a = db::function_analysis(db, *item);
+            let base = item.start_line(db) + 1;
+            let abs = |s: &Span| (base + s.line, s.col);
+            for v in &a.divergent_barriers {
+                let b = &f.barriers[v.barrier];
+                let (line, col) = abs(&b.span);
+                let cond = f.expr(v.cond);
+                let (cline, _) = abs(&cond.span);
+                let what = match b.kind {
+                    BarrierKind::SyncThreads | BarrierKind::SyncThreadsReduce => {
+                        "__syncthreads()".to_string()
+                    }
+                    BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed => {
+                        format!(
+                            "named barrier {}",
+                            b.barrier_id.map(|i| i.to_string()).unwrap_or("?".into())
+                        )
+                    }
+                    k => k.as_str().to_string(),
+                };
+                let scope = match b.kind {
+                    BarrierKind::SyncWarp | BarrierKind::CgTileSync => "warp",
+                    BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed
+                        if b.thread_count.is_some() || b.thread_count_text.is_some() =>
+                    {
+                        "warp"
+                    }
+                    BarrierKind::CgGridSync => "grid",
+                    _ => "block",
+                };
+                let cond_text = f.expr_text(v.cond);
+                let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
+                let message = if v.via_exit {
+                    format!(
+                        "{what} is skipped by threads that leave early: the exit at line {cline} is taken \
+                         when `{cond_text}`, which depends on {dims}"
+                    )
+                } else {
+                    format!(
+                        "{what} is reached only by threads for which `{cond_text}` (line {cline}) holds, \
+                         and that differs between threads of a {scope}: it depends on {dims}"
+                    )
+                };
+                let end_col = b.span.end_col.max(col + 1);
+                let end_col = if b.span.end_line == b.span.line {
+                    end_col
+                } else {
+                    col + 1
+                };
+                out.push(Finding {
+                    rule: "barrier-divergence",
+                    severity: Severity::Error,
+                    suppressed: suppressed(&lines, line, "barrier-divergence"),
+                    file: path.clone(),
+                    line,
+                    col,
+                    end_col,
+                    function: item.name(db).clone(),
+                    function_key: item.key(db).clone(),
+                    message,
+                    facts: serde_json::json!({
+                        "barrier_kind": b.kind.as_str(),
+                        "condition": cond_text,
+                        "condition_line": cline,
+                        "condition_depends_on": dims,
+                        "via_exit": v.via_exit,
+                        "block_dims": a.launch.block,
+                    }),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (&a.file, a.line, a.col, a.rule).cmp(&(&b.file, b.line, b.col, b.rule)));
+    out
+}
+
+fn dim_names(mask: u8) -> String {
+    let mut v = Vec::new();
+    for (bit, name) in [
+        (0, "threadIdx.x"),
+        (1, "threadIdx.y"),
+        (2, "threadIdx.z"),
+        (3, "per-thread data"),
+    ] {
+        if mask & (1 << bit) != 0 {
+            v.push(name);
+        }
+    }
+    if v.is_empty() {
+        "nothing".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// `// cudalog-ignore: rule[, rule…]` (or `all`) at the end of the
+/// finding's line, or on a comment line just above it.
+pub fn suppressed(lines: &[&str], line: u32, rule: &str) -> bool {
+    let check = |l: &str| {
+        l.find("cudalog-ignore:").is_some_and(|i| {
+            l[i + "cudalog-ignore:".len()..]
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .any(|r| r == rule || r == "all")
+        })
+    };
+    let idx = line as usize;
+    let same = idx
+        .checked_sub(1)
+        .and_then(|i| lines.get(i))
+        .is_some_and(|l| check(l));
+    let above = idx
+        .checked_sub(2)
+        .and_then(|i| lines.get(i))
+        .is_some_and(|l| l.trim_start().starts_with("//") && check(l));
+    same || above
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suppression_comments_on_the_line_or_above() {
+        let lines = vec![
+            "// cudalog-ignore: barrier-divergence",
+            "__syncthreads();",
+            "__syncthreads(); // cudalog-ignore: other-rule, barrier-divergence",
+            "__syncthreads();",
+            "x; // cudalog-ignore: all",
+        ];
+        assert!(suppressed(&lines, 2, "barrier-divergence"));
+        assert!(suppressed(&lines, 3, "barrier-divergence"));
+        assert!(
+            !suppressed(&lines, 4, "barrier-divergence"),
+            "a trailing comment covers its own line only"
+        );
+        assert!(!suppressed(&lines, 1, "uncoalesced-global"));
+        assert!(suppressed(&lines, 5, "anything"));
+        assert!(!suppressed(&lines, 99, "barrier-divergence"));
+    }
+
+    #[test]
+    fn severities_order_and_parse() {
+        assert!(Severity::Error > Severity::Warning && Severity::Warning > Severity::Note);
+        assert_eq!("warning".parse::<Severity>(), Ok(Severity::Warning));
+        assert!("fatal".parse::<Severity>().is_err());
+    }
+}

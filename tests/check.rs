@@ -1,0 +1,214 @@
+//! `cudalog check`: findings on the example workspace against EXPECTED.md,
+//! output formats, suppressions, exit status, the findings table.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn cudalog() -> Command {
+    Command::cargo_bin("cudalog").unwrap()
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("workspace-example")
+}
+
+/// Rules `cudalog check` implements today; EXPECTED.md rows of these rules
+/// must match the findings exactly.
+fn implemented_rules() -> BTreeSet<String> {
+    cudalog::check::RULES
+        .iter()
+        .map(|r| r.id.to_string())
+        .collect()
+}
+
+fn expected(rules: &BTreeSet<String>) -> BTreeSet<(String, u32, u32, String, String)> {
+    let text = std::fs::read_to_string(example().join("EXPECTED.md")).unwrap();
+    let mut out = BTreeSet::new();
+    let mut in_builtin = false;
+    for line in text.lines() {
+        if line.starts_with("## ") {
+            in_builtin = line.contains("built-in analyses");
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if !in_builtin || cells.len() < 8 || !cells[1].ends_with(".cu") {
+            continue;
+        }
+        if rules.contains(cells[5]) {
+            out.insert((
+                cells[1].to_string(),
+                cells[2].parse().unwrap(),
+                cells[3].parse().unwrap(),
+                cells[5].to_string(),
+                cells[6].to_string(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn example_findings_match_expected_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cudalog()
+        .arg("check")
+        .arg(example())
+        .arg("--db")
+        .arg(tmp.path().join("c.db"))
+        .args(["--format", "json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let found: Vec<serde_json::Value> = serde_json::from_slice(&out).unwrap();
+    let got: BTreeSet<_> = found
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap() as u32,
+                f["col"].as_u64().unwrap() as u32,
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let rules = implemented_rules();
+    let want = expected(&rules);
+    assert!(!want.is_empty());
+    assert_eq!(
+        got, want,
+        "findings differ from EXPECTED.md for rules {rules:?}"
+    );
+    for f in &found {
+        assert!(f["function"].is_string() && f["message"].is_string() && f["facts"].is_object());
+    }
+}
+
+#[test]
+fn sarif_output_is_valid_sarif_2_1_0() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cudalog()
+        .arg("check")
+        .arg(example())
+        .arg("--db")
+        .arg(tmp.path().join("c.db"))
+        .args(["--format", "sarif"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_sarif::sarif::Sarif =
+        serde_json::from_slice(&out).expect("deserialises as SARIF");
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    assert_eq!(doc.runs.len(), 1);
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        let loc = &r["locations"][0]["physicalLocation"];
+        assert!(
+            loc["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+                .ends_with(".cu")
+        );
+        assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
+        let idx = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(
+            v["runs"][0]["tool"]["driver"]["rules"][idx]["id"],
+            r["ruleId"]
+        );
+    }
+}
+
+const BARRIER_BUG: &str = concat!(
+    "__global__ void k(float* d, int n) {\n",
+    "  __shared__ float s[128];\n",
+    "  if (threadIdx.x < n) {\n",
+    "    s[threadIdx.x] = d[threadIdx.x];\n",
+    "    __syncthreads();\n",
+    "  }\n",
+    "}\n",
+);
+
+#[test]
+fn human_output_exit_status_suppression_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), BARRIER_BUG).unwrap();
+    cudalog()
+        .arg("check")
+        .arg(dir.path())
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("error[barrier-divergence]")
+                .and(predicate::str::contains("--> k.cu:5:5"))
+                .and(predicate::str::contains("^^^^^^^^^^^^^^^"))
+                .and(predicate::str::contains("1 error(s)")),
+        );
+    cudalog()
+        .args(["query", "--db"])
+        .arg(dir.path().join(".cudalog/cudalog.db"))
+        .args([
+            "--format",
+            "csv",
+            "SELECT rule, severity, file, line, col, suppressed FROM findings",
+        ])
+        .assert()
+        .success()
+        .stdout("rule,severity,file,line,col,suppressed\nbarrier-divergence,error,k.cu,5,5,0\n");
+    // Suppressed: exit 0, reported as suppressed, still in the table.
+    let suppressed = BARRIER_BUG.replace(
+        "    __syncthreads();",
+        "    // cudalog-ignore: barrier-divergence\n    __syncthreads();",
+    );
+    std::fs::write(dir.path().join("k.cu"), suppressed).unwrap();
+    cudalog()
+        .arg("check")
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("0 error(s)").and(predicate::str::contains("1 suppressed")),
+        );
+    cudalog()
+        .args(["query", "--db"])
+        .arg(dir.path().join(".cudalog/cudalog.db"))
+        .args(["--format", "csv", "SELECT line, suppressed FROM findings"])
+        .assert()
+        .success()
+        .stdout("line,suppressed\n6,1\n");
+}
+
+#[test]
+fn fail_on_threshold_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ok.cu"),
+        "__global__ void k(float* d) { __syncthreads(); d[threadIdx.x] = 0; }\n",
+    )
+    .unwrap();
+    cudalog()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--fail-on", "note"])
+        .assert()
+        .success();
+    cudalog()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--fail-on", "fatal"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown severity"));
+    cudalog()
+        .arg("check")
+        .arg(dir.path().join("missing"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no such directory"));
+}
