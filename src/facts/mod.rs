@@ -6,6 +6,7 @@
 //! - [`barriers`]: barrier divergence, classified with launch dimensions.
 
 pub mod barriers;
+pub mod dataflow;
 pub mod launch;
 pub mod relations;
 pub mod uniformity;

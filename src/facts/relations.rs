@@ -26,12 +26,8 @@ pub struct Relations {
     pub thread_src: Vec<(u32, DimId)>,
     /// (parent, child): the parent's value depends on the child's.
     pub child: Vec<(u32, u32)>,
-    /// (expr, var): the expression reads the variable.
-    pub uses: Vec<(u32, u32)>,
-    /// (var, expr): the variable is assigned the value of the expression.
-    pub defs: Vec<(u32, u32)>,
-    /// (var, stmt): the variable is assigned in the statement.
-    pub def_at: Vec<(u32, u32)>,
+    /// Reaching definitions (flow-sensitive value flow through variables).
+    pub flow: super::dataflow::DataFlow,
     /// (stmt, cond): the statement executes only where `cond` allows it
     /// (enclosing if/loop/switch/`?:` conditions, transitively).
     pub under: Vec<(u32, u32)>,
@@ -90,6 +86,7 @@ pub fn build(f: &Function) -> Relations {
     if let Some(body) = f.body {
         b.stmt(body);
     }
+    b.r.flow = super::dataflow::compute(f);
     b.r.under.sort_unstable();
     b.r.under.dedup();
     b.r.skipped_by.sort_unstable();
@@ -109,7 +106,8 @@ impl Builder<'_> {
                 };
                 self.r.thread_src.push((e, dim));
             }
-            ExprKind::Var(v) => self.r.uses.push((e, v.0)),
+            // Reads of variables flow through `flow` (reaching definitions).
+            ExprKind::Var(_) => {}
             ExprKind::Index { .. } | ExprKind::Unary(UnOp::Deref, _) => {
                 self.r.loads.push(e);
                 for c in self.f.child_exprs(id) {
@@ -126,9 +124,6 @@ impl Builder<'_> {
                 self.r.child.push((e, rhs.0));
                 if op.is_some() {
                     self.r.child.push((e, lhs.0));
-                }
-                if let Some(v) = self.assigned_var(*lhs) {
-                    self.r.defs.push((v, rhs.0));
                 }
             }
             ExprKind::IncDec { target, .. } => self.r.child.push((e, target.0)),
@@ -149,24 +144,6 @@ impl Builder<'_> {
         }
     }
 
-    /// The variable written by an assignment target `x`, `x.f`, or (for
-    /// local arrays) `x[i]` — arrays in local memory are per thread.
-    fn assigned_var(&self, lhs: ExprId) -> Option<u32> {
-        match &self.f.expr(lhs).kind {
-            ExprKind::Var(v) => Some(v.0),
-            ExprKind::Member {
-                base, arrow: false, ..
-            } => self.assigned_var(*base),
-            ExprKind::Index { base, .. } => match &self.f.expr(*base).kind {
-                ExprKind::Var(v) if self.f.var(*v).space == Some(crate::ir::MemSpace::Local) => {
-                    Some(v.0)
-                }
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
     /// Record that statement `s` is controlled by the enclosing conditions,
     /// by earlier exits, and define what it assigns.
     fn enter(&mut self, s: StmtId) {
@@ -184,22 +161,6 @@ impl Builder<'_> {
         }
     }
 
-    fn assigns_in(&mut self, s: StmtId, e: ExprId) {
-        // Every assignment inside expression `e` happens at statement `s`.
-        let mut stack = vec![e];
-        while let Some(x) = stack.pop() {
-            match &self.f.expr(x).kind {
-                ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
-                    if let Some(v) = self.assigned_var(*lhs) {
-                        self.r.def_at.push((v, s.0));
-                    }
-                }
-                _ => {}
-            }
-            stack.extend(self.f.child_exprs(x));
-        }
-    }
-
     fn stmt(&mut self, s: StmtId) {
         self.enter(s);
         let kind = self.f.stmt(s).kind.clone();
@@ -209,19 +170,8 @@ impl Builder<'_> {
                     self.stmt(i);
                 }
             }
-            StmtKind::Decl { var, init: Some(e) } => {
-                self.r.defs.push((var.0, e.0));
-                self.r.def_at.push((var.0, s.0));
-                self.assigns_in(s, e);
-            }
-            StmtKind::Expr(e) => {
-                self.assigns_in(s, e);
-                self.cond_exprs(s, e);
-            }
-            StmtKind::Return(e) => {
-                if let Some(e) = e {
-                    self.assigns_in(s, e);
-                }
+            StmtKind::Expr(e) => self.cond_exprs(s, e),
+            StmtKind::Return(_) => {
                 // Threads that return here skip everything after, and every
                 // later iteration of the enclosing loops.
                 let guards = self.conds.clone();
@@ -238,7 +188,6 @@ impl Builder<'_> {
                 }
             }
             StmtKind::If { cond, then, els } => {
-                self.assigns_in(s, cond);
                 self.r.branches.push((s.0, cond.0));
                 self.conds.push(cond.0);
                 self.stmt(then);
@@ -248,7 +197,6 @@ impl Builder<'_> {
                 self.conds.pop();
             }
             StmtKind::Switch { cond, body } => {
-                self.assigns_in(s, cond);
                 self.r.branches.push((s.0, cond.0));
                 self.conds.push(cond.0);
                 self.stmt(body);
@@ -278,13 +226,10 @@ impl Builder<'_> {
     }
 
     fn loop_body(&mut self, s: StmtId, cond: Option<ExprId>, step: Option<ExprId>, body: StmtId) {
+        let _ = step;
         if let Some(c) = cond {
-            self.assigns_in(s, c);
             self.r.branches.push((s.0, c.0));
             self.conds.push(c.0);
-        }
-        if let Some(st) = step {
-            self.assigns_in(s, st);
         }
         self.loops.push((Vec::new(), Vec::new()));
         self.stmt(body);

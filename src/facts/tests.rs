@@ -245,3 +245,62 @@ fn warp_uniform_conditions() {
     assert!(!warp_uniform(&f, &u, cond("a3"), &b16));
     assert!(matches!(f.expr(cond("a1")).kind, ExprKind::Binary(..)));
 }
+
+#[test]
+fn shared_scalars_are_block_uniform() {
+    // Rodinia leukocyte shape: thread 0 sets a shared flag, all threads loop on it.
+    let src = "__global__ void k(float* d, int max_it) {\n\
+      __shared__ int converged;\n\
+      if (threadIdx.x == 0) converged = 0;\n\
+      __syncthreads();\n\
+      int it = 0;\n\
+      while (!converged && it < max_it) {\n\
+        if (threadIdx.x == 0 && d[0] < 1.0f) converged = 1;\n\
+        it++;\n\
+        __syncthreads();\n\
+      }\n\
+    }\n";
+    assert!(barrier_lines(src, LaunchDims::default()).is_empty());
+    let f = lower(src);
+    let (_, u) = analyse(&f);
+    assert_eq!(var_dims(&f, &u, "it"), 0);
+}
+
+#[test]
+fn reused_variables_are_tracked_per_definition() {
+    // Rodinia srad reduce shape: `i` first holds a thread index, later a
+    // uniform loop counter around barriers.
+    let src = "__global__ void k(float* d, int n) {\n\
+      int tx = threadIdx.x;\n\
+      int i = blockIdx.x * blockDim.x + tx;\n\
+      d[i] = 0;\n\
+      __syncthreads();\n\
+      for (i = 2; i <= 256; i = 2 * i) {\n\
+        if ((tx + 1) % i == 0) d[tx] += d[tx - i / 2];\n\
+        __syncthreads();\n\
+      }\n\
+    }\n";
+    assert!(barrier_lines(src, LaunchDims::default()).is_empty());
+}
+
+#[test]
+fn values_inside_a_thread_dependent_branch_are_uniform_there() {
+    let f = lower(
+        "__global__ void k(int* a, int n) {\n\
+           int x = 0;\n\
+           if (threadIdx.x == 0) { x = 5; a[x] = 1; }\n\
+           a[x] = 2;\n\
+         }\n",
+    );
+    let (_, u) = analyse(&f);
+    let idx: Vec<u8> = f
+        .accesses
+        .iter()
+        .map(|a| u.expr_dims[a.indices[0].0 as usize])
+        .collect();
+    assert_eq!(
+        idx,
+        vec![0, X],
+        "uniform inside the branch, thread-dependent after the merge"
+    );
+}

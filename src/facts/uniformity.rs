@@ -6,11 +6,11 @@
 //! - an expression depends on what its operands depend on — including a load,
 //!   whose value depends on its address (a load through a uniform address is
 //!   uniform);
-//! - a variable depends on every value assigned to it (flow-insensitively,
-//!   which also reaches loop-carried fixpoints);
-//! - the merge rule: a variable assigned under a condition that depends on
-//!   `d` depends on `d` after the merge, even when every branch assigns a
-//!   constant;
+//! - a read of a variable depends on the definitions that reach it
+//!   ([`super::dataflow`], iterated to a fixpoint around loops);
+//! - the merge rule: a read after a branch on a condition that depends on
+//!   `d`, of a value assigned inside that branch, depends on `d` — even when
+//!   every branch assigns a constant; inside the branch it does not;
 //! - a value computed from memory read through a thread-dependent address is
 //!   data-dependent (`from_memory`).
 
@@ -26,15 +26,17 @@ mod program {
         @input
         pub struct Child(pub u32, pub u32);
         @input
-        pub struct ReadsVar(pub u32, pub u32);
-        @input
-        pub struct Def(pub u32, pub u32);
-        @input
-        pub struct DefAt(pub u32, pub u32);
-        @input
-        pub struct Under(pub u32, pub u32);
-        @input
         pub struct Load(pub u32);
+        @input
+        pub struct DefVar(pub u32, pub u32);
+        @input
+        pub struct DefValue(pub u32, pub u32);
+        @input
+        pub struct Reaches(pub u32, pub u32);
+        @input
+        pub struct DefUnder(pub u32, pub u32);
+        @input
+        pub struct UseUnder(pub u32, pub u32);
 
         @output
         pub struct Dep(pub u32, pub u8);
@@ -45,16 +47,25 @@ mod program {
         @output
         pub struct VarFromMemory(pub u32);
 
+        struct DefDep(u32, u8);
+        struct DefFromMemory(u32);
+
         Dep(e, d) <- ThreadSrc(e, d);
         Dep(p, d) <- Child(p, c), Dep(c, d);
-        Dep(e, d) <- ReadsVar(e, v), VarDep(v, d);
-        VarDep(v, d) <- Def(v, e), Dep(e, d);
-        VarDep(v, d) <- DefAt(v, s), Under(s, c), Dep(c, d);
+        DefDep(x, d) <- DefValue(x, e), Dep(e, d);
+        Dep(u, d) <- Reaches(u, x), DefDep(x, d);
+        // The merge rule: a read after the merge of a branch on a
+        // thread-dependent condition sees values some threads assigned and
+        // others did not.
+        Dep(u, d) <- Reaches(u, x), DefUnder(x, c), !UseUnder(u, c), Dep(c, d);
+        VarDep(v, d) <- DefVar(x, v), DefDep(x, d);
+        VarDep(v, d) <- DefVar(x, v), DefUnder(x, c), Dep(c, d);
 
         FromMemory(e) <- Load(e), Dep(e, _);
         FromMemory(p) <- Child(p, c), FromMemory(c);
-        FromMemory(e) <- ReadsVar(e, v), VarFromMemory(v);
-        VarFromMemory(v) <- Def(v, e), FromMemory(e);
+        DefFromMemory(x) <- DefValue(x, e), FromMemory(e);
+        FromMemory(u) <- Reaches(u, x), DefFromMemory(x);
+        VarFromMemory(v) <- DefVar(x, v), DefFromMemory(x);
     }
 }
 
@@ -79,11 +90,12 @@ impl Uniformity {
         let mut rt = Crepe::new();
         rt.extend(r.thread_src.iter().map(|&(e, d)| ThreadSrc(e, d)));
         rt.extend(r.child.iter().map(|&(p, c)| Child(p, c)));
-        rt.extend(r.uses.iter().map(|&(e, v)| ReadsVar(e, v)));
-        rt.extend(r.defs.iter().map(|&(v, e)| Def(v, e)));
-        rt.extend(r.def_at.iter().map(|&(v, s)| DefAt(v, s)));
-        rt.extend(r.under.iter().map(|&(s, c)| Under(s, c)));
         rt.extend(r.loads.iter().map(|&e| Load(e)));
+        rt.extend(r.flow.def_var.iter().map(|&(x, v)| DefVar(x, v)));
+        rt.extend(r.flow.def_value.iter().map(|&(x, e)| DefValue(x, e)));
+        rt.extend(r.flow.reaches.iter().map(|&(u, x)| Reaches(u, x)));
+        rt.extend(r.flow.def_under.iter().map(|&(x, c)| DefUnder(x, c)));
+        rt.extend(r.flow.use_under.iter().map(|&(u, c)| UseUnder(u, c)));
         let (dep, var_dep, from_mem, var_from_mem) = rt.run();
         let mut u = Uniformity {
             expr_dims: vec![0; n_exprs],
