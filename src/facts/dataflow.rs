@@ -82,7 +82,7 @@ impl Walker<'_> {
     /// scalars (one memory cell per block) and pointers' pointees.
     fn tracked(&self, v: VarId) -> bool {
         let var = self.f.var(v);
-        !(var.space == Some(MemSpace::Shared) && !var.ty.is_indexable())
+        var.space != Some(MemSpace::Shared) || var.ty.is_indexable()
     }
 
     /// The variable an assignment target writes, and whether the write
