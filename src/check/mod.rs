@@ -56,11 +56,23 @@ pub struct RuleInfo {
 }
 
 /// The built-in rules.
-pub const RULES: &[RuleInfo] = &[RuleInfo {
-    id: "barrier-divergence",
-    severity: Severity::Error,
-    summary: "a barrier can be reached by only some of the threads that must meet at it",
-}];
+pub const RULES: &[RuleInfo] = &[
+    RuleInfo {
+        id: "barrier-divergence",
+        severity: Severity::Error,
+        summary: "a barrier can be reached by only some of the threads that must meet at it",
+    },
+    RuleInfo {
+        id: "uncoalesced-global",
+        severity: Severity::Warning,
+        summary: "one warp's global access touches more sectors than its bytes need",
+    },
+    RuleInfo {
+        id: "misaligned-global",
+        severity: Severity::Note,
+        summary: "a unit-stride global access is offset from sector boundaries by a constant",
+    },
+];
 
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -105,6 +117,95 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
             let a = db::function_analysis(db, *item);
             let base = item.start_line(db) + 1;
             let abs = |s: &Span| (base + s.line, s.col);
+            for g in &a.global {
+                let acc = &f.accesses[g.access];
+                let (line, col) = abs(&acc.span);
+                let target = format!("{}{}", acc.array, acc.index_text);
+                let rw = if acc.is_write { "write" } else { "read" };
+                let k = acc.access_bytes.unwrap_or(0);
+                let pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
+                let (rule, severity, message, sectors_json) = match &g.sectors {
+                    crate::facts::coalescing::Sectors::DataDependent => (
+                        "uncoalesced-global",
+                        Severity::Warning,
+                        format!(
+                            "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
+                             may touch up to 32 sectors of 32 B where {} would hold its {} B",
+                            g.min_sectors.max(((32 * k).div_ceil(32)) as u32),
+                            32 * k
+                        ),
+                        serde_json::json!({"data_dependent": true}),
+                    ),
+                    crate::facts::coalescing::Sectors::UpTo(n, cause) => (
+                        "uncoalesced-global",
+                        Severity::Warning,
+                        format!(
+                            "{rw} of `{target}`: one warp touches up to {n} sectors of 32 B where {} would hold \
+                             its {} B; cause: {cause}",
+                            g.min_sectors,
+                            32 * k
+                        ),
+                        serde_json::json!({"up_to": n, "cause": cause}),
+                    ),
+                    crate::facts::coalescing::Sectors::Exact {
+                        actual,
+                        aligned,
+                        lines,
+                        alignment_known,
+                    } => {
+                        if aligned > &g.min_sectors {
+                            (
+                                "uncoalesced-global",
+                                Severity::Warning,
+                                format!(
+                                    "{rw} of `{target}`: one warp touches {aligned} sectors of 32 B ({lines} lines \
+                                     of 128 B) where {} would hold the same bytes; cause: {pattern}",
+                                    g.min_sectors
+                                ),
+                                serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
+                            )
+                        } else if *alignment_known && actual > aligned {
+                            (
+                                "misaligned-global",
+                                Severity::Note,
+                                format!(
+                                    "{rw} of `{target}`: unit stride, but a constant offset makes one warp \
+                                     touch {actual} sectors instead of {aligned}"
+                                ),
+                                serde_json::json!({"sectors": actual, "aligned_sectors": aligned, "lines": lines}),
+                            )
+                        } else {
+                            continue;
+                        }
+                    }
+                };
+                out.push(Finding {
+                    rule,
+                    severity,
+                    suppressed: suppressed(&lines, line, rule),
+                    file: path.clone(),
+                    line,
+                    col,
+                    end_col: if acc.span.end_line == acc.span.line {
+                        acc.span.end_col
+                    } else {
+                        col + 1
+                    },
+                    function: item.name(db).clone(),
+                    function_key: item.key(db).clone(),
+                    message,
+                    facts: serde_json::json!({
+                        "array": acc.array,
+                        "index": acc.index_text,
+                        "access": rw,
+                        "elem_bytes": acc.elem_bytes,
+                        "bytes_per_thread": acc.access_bytes,
+                        "min_sectors": g.min_sectors,
+                        "cost": sectors_json,
+                        "block_dims": a.launch.block,
+                    }),
+                });
+            }
             for v in &a.divergent_barriers {
                 let b = &f.barriers[v.barrier];
                 let (line, col) = abs(&b.span);
@@ -174,8 +275,31 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
             }
         }
     }
+    out.dedup_by(|a, b| (&a.file, a.line, a.col, a.rule) == (&b.file, b.line, b.col, b.rule));
     out.sort_by(|a, b| (&a.file, a.line, a.col, a.rule).cmp(&(&b.file, b.line, b.col, b.rule)));
     out
+}
+
+/// "stride 2 elements × 4 B" from an affine form.
+fn describe_form(form: &crate::facts::affine::Affine, elem: u64) -> String {
+    use crate::facts::affine::Coef;
+    let names = ["threadIdx.x", "threadIdx.y", "threadIdx.z"];
+    let parts: Vec<String> = form
+        .coef
+        .iter()
+        .zip(names)
+        .filter(|(c, _)| !c.is_zero())
+        .map(|(c, n)| match c {
+            Coef::Int(v) => format!("stride {v} element(s) of {elem} B per {n}"),
+            Coef::Sym(s) => format!("stride `{s}` elements per {n}"),
+            Coef::Unknown => format!("non-affine in {n}"),
+        })
+        .collect();
+    if parts.is_empty() {
+        "broadcast".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 fn dim_names(mask: u8) -> String {

@@ -338,5 +338,42 @@ pub fn function_analysis<'db>(
     } else {
         LaunchDims::default()
     };
-    Arc::new(crate::facts::Analysis::compute(&f, launch))
+    let mut callees = crate::facts::Callees::new();
+    for c in &f.calls {
+        if let Some(s) = device_summary(db, KernelName::new(db, c.callee.clone())) {
+            callees.insert(c.callee.clone(), s);
+        }
+    }
+    Arc::new(crate::facts::Analysis::compute(&f, launch, &callees))
+}
+
+/// Summary of the workspace's device function(s) named `name` (their return
+/// values' thread dependence and affine form), or `None` when there is none.
+/// Summaries do not look through further calls.
+#[salsa::tracked(returns(clone))]
+pub fn device_summary<'db>(
+    db: &'db dyn Db,
+    name: KernelName<'db>,
+) -> Option<crate::facts::CalleeSummary> {
+    let wanted = name.name(db);
+    let mut out: Option<crate::facts::CalleeSummary> = None;
+    for file in db.workspace().files(db).values() {
+        if !file.text(db).contains(wanted.as_str()) {
+            continue;
+        }
+        for item in items(db, *file) {
+            if item.kind(db) != FunctionKind::Device || item.name(db) != wanted {
+                continue;
+            }
+            let s = crate::facts::summarize_callee(&function_ir(db, *item));
+            out = Some(match out {
+                None => s,
+                Some(prev) => crate::facts::CalleeSummary {
+                    dims: prev.dims | s.dims,
+                    form: if prev.form == s.form { prev.form } else { None },
+                },
+            });
+        }
+    }
+    out
 }

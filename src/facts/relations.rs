@@ -60,6 +60,7 @@ fn varies_per_thread(callee: &str) -> bool {
 
 struct Builder<'f> {
     f: &'f Function,
+    callees: &'f super::Callees,
     r: Relations,
     /// Conditions of the enclosing branches/loops.
     conds: Vec<u32>,
@@ -71,10 +72,11 @@ struct Builder<'f> {
     loops: Vec<(Vec<u32>, Vec<u32>)>,
 }
 
-/// Build the relations of `f`.
-pub fn build(f: &Function) -> Relations {
+/// Build the relations of `f`; `callees` summarises the device functions it calls.
+pub fn build(f: &Function, callees: &super::Callees) -> Relations {
     let mut b = Builder {
         f,
+        callees,
         r: Relations::default(),
         conds: Vec::new(),
         func_exits: Vec::new(),
@@ -130,6 +132,13 @@ impl Builder<'_> {
             ExprKind::Call { callee, .. } => {
                 if varies_per_thread(callee) {
                     self.r.thread_src.push((e, VARIES));
+                }
+                if let Some(s) = self.callees.get(callee) {
+                    for d in 0..4u8 {
+                        if s.dims & (1 << d) != 0 {
+                            self.r.thread_src.push((e, d));
+                        }
+                    }
                 }
                 for c in self.f.child_exprs(id) {
                     self.r.child.push((e, c.0));

@@ -30,7 +30,7 @@ fn lower(src: &str) -> Function {
 }
 
 fn analyse(f: &Function) -> (super::relations::Relations, Uniformity) {
-    let r = build(f);
+    let r = build(f, &Default::default());
     let u = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
     (r, u)
 }

@@ -1,0 +1,177 @@
+//! Global-memory coalescing: sectors (32 B) and lines (128 B) one warp
+//! touches per access, from the access's affine index (RaCUDA's MemReads,
+//! generalised to element and field sizes).
+
+use super::affine::{Affine, AffineCx, Coef};
+use super::barriers::LaunchDims;
+use super::uniformity::Uniformity;
+use crate::ir::{Access, ExprId, Function, MemSpace};
+use std::collections::BTreeSet;
+
+/// How many sectors one warp's access touches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sectors {
+    /// Exactly this many when the array start is 128-byte aligned
+    /// (`actual` adds a known constant misalignment).
+    Exact {
+        /// Sectors with the index's constant offset applied (when the rest of
+        /// the address is known to be 32-byte aligned), else `aligned`.
+        actual: u32,
+        /// Sectors from the stride pattern alone.
+        aligned: u32,
+        /// 128-byte lines, pattern alone.
+        lines: u32,
+        /// Whether `actual` is exact (alignment known) or `aligned` is a lower bound.
+        alignment_known: bool,
+    },
+    /// At most this many (symbolic or non-affine stride).
+    UpTo(u32, String),
+    /// The index comes from memory.
+    DataDependent,
+}
+
+/// The coalescing verdict for one global access.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalAccessCost {
+    /// Index into `Function::accesses`.
+    pub access: usize,
+    /// Sectors touched.
+    pub sectors: Sectors,
+    /// Sectors an aligned unit-stride access of the same bytes would touch.
+    pub min_sectors: u32,
+    /// The affine index (elements).
+    pub form: Affine,
+}
+
+/// Lane coordinates (x, y) of the 32 lanes of a full warp.
+fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
+    let bx = launch.block[0].map(|b| b as i64).unwrap_or(32).max(1);
+    (0..32)
+        .map(|l| if bx >= 32 { (l, 0) } else { (l % bx, l / bx) })
+        .collect()
+}
+
+/// The element index of an access as an affine form (flattening
+/// multi-dimensional arrays with known extents).
+pub fn index_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
+    let mut acc: Option<Affine> = None;
+    for (i, idx) in a.indices.iter().enumerate() {
+        let f = cx.form(*idx);
+        acc = Some(match acc {
+            None => f,
+            Some(prev) => {
+                let extent = *a.dims.get(i)?;
+                prev.times(extent? as i64).add_form(&f)
+            }
+        });
+    }
+    acc
+}
+
+/// Cost of every global access of `f` not in a single-thread region.
+pub fn global_costs(
+    f: &Function,
+    u: &Uniformity,
+    cx: &mut AffineCx<'_>,
+    launch: &LaunchDims,
+    single_thread: &dyn Fn(&Access) -> bool,
+) -> Vec<GlobalAccessCost> {
+    let mut out = Vec::new();
+    let lanes = lanes(launch);
+    for (i, a) in f.accesses.iter().enumerate() {
+        if a.space != MemSpace::Global || single_thread(a) {
+            continue;
+        }
+        let (Some(elem), Some(k)) = (a.elem_bytes, a.access_bytes) else {
+            continue;
+        };
+        let field = a.field_offset.unwrap_or(0) as i64;
+        let k = k.max(1) as i64;
+        let elem = elem as i64;
+        if a.indices.iter().any(|e| from_memory(u, *e)) {
+            out.push(GlobalAccessCost {
+                access: i,
+                sectors: Sectors::DataDependent,
+                min_sectors: 1,
+                form: Affine::unknown_form(),
+            });
+            continue;
+        }
+        let Some(form) = index_form(cx, a) else {
+            continue;
+        };
+        let varying = |d: usize| -> bool {
+            match d {
+                0 => lanes.iter().any(|l| l.0 != 0),
+                _ => lanes.iter().any(|l| l.1 != 0) && d == 1,
+            }
+        };
+        let mut ints = [0i64; 3];
+        let mut bound: Option<String> = None;
+        for (d, slot) in ints.iter_mut().enumerate() {
+            if !varying(d) {
+                continue;
+            }
+            match &form.coef[d] {
+                Coef::Int(c) => *slot = *c,
+                Coef::Sym(s) => bound = Some(format!("stride `{s}` elements")),
+                Coef::Unknown => {
+                    bound = Some("an index that is not affine in the thread index".into())
+                }
+            }
+        }
+        // Elements are naturally aligned: one of up to 32 bytes sits in one sector.
+        let per_lane = (k + 31) / 32;
+        let bytes: Vec<(i64, i64)> = lanes
+            .iter()
+            .map(|(lx, ly)| {
+                let off = (ints[0] * lx + ints[1] * ly) * elem + field;
+                (off, off + k - 1)
+            })
+            .collect();
+        let distinct: BTreeSet<i64> = bytes.iter().flat_map(|(s, e)| *s..=*e).collect();
+        let min_sectors = ((distinct.len() as i64 + 31) / 32).max(1) as u32;
+        if let Some(cause) = bound {
+            out.push(GlobalAccessCost {
+                access: i,
+                sectors: Sectors::UpTo((32 * per_lane) as u32, cause),
+                min_sectors: ((32 * k + 31) / 32) as u32,
+                form,
+            });
+            continue;
+        }
+        let count = |base: i64, unit: i64| -> u32 {
+            let s: BTreeSet<i64> = bytes
+                .iter()
+                .flat_map(|(s, e)| (base + s).div_euclid(unit)..=(base + e).div_euclid(unit))
+                .collect();
+            s.len() as u32
+        };
+        let aligned = count(0, 32);
+        let lines = count(0, 128);
+        let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % 32 == 0;
+        let (actual, alignment_known) = match form.offset {
+            Some(o) if rest_aligned => (count(o * elem, 32), true),
+            _ => (aligned, false),
+        };
+        out.push(GlobalAccessCost {
+            access: i,
+            sectors: Sectors::Exact {
+                actual,
+                aligned,
+                lines,
+                alignment_known,
+            },
+            min_sectors,
+            form,
+        });
+    }
+    out
+}
+
+fn from_memory(u: &Uniformity, e: ExprId) -> bool {
+    u.expr_from_memory
+        .get(e.0 as usize)
+        .copied()
+        .unwrap_or(false)
+}
