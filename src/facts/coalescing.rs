@@ -108,12 +108,16 @@ pub fn global_costs(
         };
         let mut ints = [0i64; 3];
         let mut bound: Option<String> = None;
+        // A symbolic stride between the rows of a warp (blockDim.x < 32):
+        // each row is its own run; counted row by row below.
+        let mut symbolic_rows = false;
         for (d, slot) in ints.iter_mut().enumerate() {
             if !varying(d) {
                 continue;
             }
             match &form.coef[d] {
                 Coef::Int(c) => *slot = *c,
+                Coef::Sym(_) if d == 1 => symbolic_rows = true,
                 Coef::Sym(s) => bound = Some(format!("stride `{s}` elements")),
                 Coef::Unknown => {
                     bound = Some("an index that is not affine in the thread index".into())
@@ -147,6 +151,49 @@ pub fn global_costs(
                 .collect();
             s.len() as u32
         };
+        if symbolic_rows {
+            // Rows far apart: sectors add up row by row; each row's start
+            // alignment is unknown (at most one extra sector per row).
+            let rows = lanes.iter().map(|l| l.1).collect::<BTreeSet<_>>().len() as u32;
+            let row_lanes: Vec<(i64, i64)> = bytes
+                .iter()
+                .zip(&lanes)
+                .filter(|(_, l)| l.1 == 0)
+                .map(|(b, _)| *b)
+                .collect();
+            let per_row: BTreeSet<i64> = row_lanes
+                .iter()
+                .flat_map(|(s, e)| s.div_euclid(32)..=e.div_euclid(32))
+                .collect();
+            let row_bytes: BTreeSet<i64> = row_lanes.iter().flat_map(|(s, e)| *s..=*e).collect();
+            let aligned = rows * per_row.len() as u32;
+            let min_sectors = ((rows as i64 * row_bytes.len() as i64 + 31) / 32).max(1) as u32;
+            let lines = rows
+                * per_row
+                    .iter()
+                    .map(|s| s.div_euclid(4))
+                    .collect::<BTreeSet<_>>()
+                    .len() as u32;
+            out.push(GlobalAccessCost {
+                access: i,
+                sectors: if aligned > min_sectors {
+                    Sectors::UpTo(
+                        aligned + rows,
+                        format!("{rows} rows of the warp, each a separate run"),
+                    )
+                } else {
+                    Sectors::Exact {
+                        actual: aligned,
+                        aligned,
+                        lines,
+                        alignment_known: false,
+                    }
+                },
+                min_sectors,
+                form,
+            });
+            continue;
+        }
         let aligned = count(0, 32);
         let lines = count(0, 128);
         let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % 32 == 0;

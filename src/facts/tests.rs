@@ -304,3 +304,152 @@ fn values_inside_a_thread_dependent_branch_are_uniform_there() {
         "uniform inside the branch, thread-dependent after the merge"
     );
 }
+
+use super::coalescing::Sectors;
+
+/// Coalescing verdicts of `f`'s global accesses: (access index text, verdict).
+fn costs(src: &str, block: [u32; 3]) -> Vec<(String, bool, String)> {
+    let f = lower(src);
+    let launch = LaunchDims {
+        block: block.map(Some),
+    };
+    let a = super::Analysis::compute(&f, launch, &Default::default());
+    a.global
+        .iter()
+        .map(|g| {
+            let acc = &f.accesses[g.access];
+            let uncoalesced = match &g.sectors {
+                Sectors::Exact { aligned, .. } => *aligned > g.min_sectors,
+                Sectors::UpTo(..) | Sectors::DataDependent => true,
+            };
+            (
+                format!("{}{}", acc.array, acc.index_text),
+                uncoalesced,
+                format!("{:?}", g.sectors),
+            )
+        })
+        .collect()
+}
+
+fn flagged(src: &str, block: [u32; 3]) -> Vec<String> {
+    let mut v: Vec<String> = costs(src, block)
+        .into_iter()
+        .filter(|c| c.1)
+        .map(|c| c.0)
+        .collect();
+    v.dedup();
+    v
+}
+
+#[test]
+fn racuda_addsub_variants() {
+    let add_sub0 = "__global__ void addSub0(int* A, int* B, int w, int h) {\n\
+      for (int i = 0; i < w; i++) {\n\
+        int j = blockIdx.x * blockDim.x + threadIdx.x;\n\
+        if (j % 2 == 0) { B[j * w + i] += A[i]; } else { B[j * w + i] -= A[i]; }\n\
+      }\n\
+    }\n";
+    assert_eq!(flagged(add_sub0, [256, 1, 1]), vec!["B[j * w + i]"]);
+    let add_sub1 = "__global__ void addSub1(int* A, int* B, int w, int h) {\n\
+      for (int i = 0; i < w; i++) {\n\
+        int j = blockIdx.x * blockDim.x + threadIdx.x;\n\
+        B[2 * j * w + i] += A[i];\n\
+        B[(2 * j + 1) * w + i] -= A[i];\n\
+      }\n\
+    }\n";
+    assert_eq!(
+        flagged(add_sub1, [256, 1, 1]),
+        vec!["B[2 * j * w + i]", "B[(2 * j + 1) * w + i]"]
+    );
+    let add_sub2 = "__global__ void addSub2(int* A, int* B, int w, int h) {\n\
+      int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      for (int j = 0; j < h; j += 2) {\n\
+        B[j * w + i] += A[i];\n\
+        B[(j + 1) * w + i] -= A[i];\n\
+      }\n\
+    }\n";
+    assert!(flagged(add_sub2, [256, 1, 1]).is_empty());
+    let add_sub3 = "__global__ void addSub3(int* A, int* B, int w, int h) {\n\
+      __shared__ int As[32];\n\
+      int tid = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      As[tid % 32] = A[tid];\n\
+      for (int j = 0; j < h; j += 2) {\n\
+        B[j * w + tid] += As[tid % 32];\n\
+        B[(j + 1) * w + tid] -= As[tid % 32];\n\
+      }\n\
+    }\n";
+    assert!(flagged(add_sub3, [256, 1, 1]).is_empty());
+}
+
+#[test]
+fn div_mul_merge_and_single_thread_shapes() {
+    let src = "__global__ void k(float* A, float* B, int n) {\n\
+      int tid = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      A[(tid / 32) * 32] = 0;\n\
+      A[(tid / 2) * 2] = 0;\n\
+      int k = (threadIdx.x < n) ? threadIdx.x : 0;\n\
+      B[k] = 1;\n\
+      if (threadIdx.x == 0) { B[blockIdx.x * n] = 2; B[tid * n] = 3; }\n\
+      A[__mul24(blockIdx.x, blockDim.x) + threadIdx.x] = 4;\n\
+    }\n";
+    // (tid/32)*32 is one word per warp (broadcast); (tid/2)*2 is not affine;
+    // the merge rule makes `k` unknown; the single-thread region is skipped.
+    assert_eq!(flagged(src, [256, 1, 1]), vec!["A[(tid / 2) * 2]", "B[k]"]);
+}
+
+#[test]
+fn two_dimensional_blocks_of_16_and_32() {
+    let src = "__global__ void k(float* A, int w) {\n\
+      A[threadIdx.y * w + threadIdx.x] = 0;\n\
+      A[threadIdx.x * w + threadIdx.y] = 1;\n\
+    }\n";
+    // blockDim.x = 32: a warp is one row; 16: two half rows, each 64 B.
+    assert_eq!(
+        flagged(src, [32, 8, 1]),
+        vec!["A[threadIdx.x * w + threadIdx.y]"]
+    );
+    assert_eq!(
+        flagged(src, [16, 16, 1]),
+        vec!["A[threadIdx.x * w + threadIdx.y]"]
+    );
+    let c = costs(src, [16, 16, 1]);
+    assert!(c[0].2.contains("Exact"), "{:?}", c[0]);
+}
+
+#[test]
+fn element_sizes_vectors_structs_and_offsets() {
+    let src = "struct S { float a, b, c, d; };\n\
+    __global__ void k(float4* v, S* s, double* d, float* f) {\n\
+      int t = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      float4 x = v[t];\n\
+      float y = s[t].b;\n\
+      double z = d[t];\n\
+      float u = f[t + 1];\n\
+      float q = f[t + 8];\n\
+    }\n";
+    let c = costs(src, [128, 1, 1]);
+    let get = |name: &str| c.iter().find(|x| x.0.starts_with(name)).unwrap().clone();
+    assert!(
+        !get("v[").1 && get("v[").2.contains("aligned: 16"),
+        "{:?}",
+        get("v[")
+    );
+    assert!(
+        get("s[").1 && get("s[").2.contains("aligned: 16"),
+        "{:?}",
+        get("s[")
+    );
+    assert!(
+        !get("d[").1 && get("d[").2.contains("aligned: 8"),
+        "{:?}",
+        get("d[")
+    );
+    // f[t + 1]: 5 sectors with the offset, 4 aligned; f[t + 8]: 32 B offset, 4.
+    let f1 = &c.iter().find(|x| x.0 == "f[t + 1]").unwrap().2;
+    assert!(
+        f1.contains("actual: 5") && f1.contains("aligned: 4"),
+        "{f1}"
+    );
+    let f8 = &c.iter().find(|x| x.0 == "f[t + 8]").unwrap().2;
+    assert!(f8.contains("actual: 4"), "{f8}");
+}
