@@ -68,6 +68,11 @@ pub const RULES: &[RuleInfo] = &[
         summary: "one warp's global access touches more sectors than its bytes need",
     },
     RuleInfo {
+        id: "shared-bank-conflict",
+        severity: Severity::Warning,
+        summary: "one warp's shared-memory access is serialised by bank conflicts",
+    },
+    RuleInfo {
         id: "misaligned-global",
         severity: Severity::Note,
         summary: "a unit-stride global access is offset from sector boundaries by a constant",
@@ -202,6 +207,47 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                         "bytes_per_thread": acc.access_bytes,
                         "min_sectors": g.min_sectors,
                         "cost": sectors_json,
+                        "block_dims": a.launch.block,
+                    }),
+                });
+            }
+            for sc in &a.shared {
+                let Some(degree) = sc.degree else { continue };
+                if degree <= sc.words_per_lane {
+                    continue;
+                }
+                let acc = &f.accesses[sc.access];
+                let (line, col) = abs(&acc.span);
+                let rw = if acc.is_write { "write" } else { "read" };
+                let stride = sc
+                    .word_stride
+                    .map(|s| format!("word stride {s} between lanes"))
+                    .unwrap_or_default();
+                out.push(Finding {
+                    rule: "shared-bank-conflict",
+                    severity: Severity::Warning,
+                    suppressed: suppressed(&lines, line, "shared-bank-conflict"),
+                    file: path.clone(),
+                    line,
+                    col,
+                    end_col: if acc.span.end_line == acc.span.line {
+                        acc.span.end_col
+                    } else {
+                        col + 1
+                    },
+                    function: item.name(db).clone(),
+                    function_key: item.key(db).clone(),
+                    message: format!(
+                        "{rw} of `{}{}`: {degree}-way bank conflict ({stride}; 32 banks of 4 B), \
+                         the warp's access is replayed {degree} times",
+                        acc.array, acc.index_text
+                    ),
+                    facts: serde_json::json!({
+                        "array": acc.array,
+                        "index": acc.index_text,
+                        "dims": acc.dims,
+                        "degree": degree,
+                        "word_stride": sc.word_stride,
                         "block_dims": a.launch.block,
                     }),
                 });

@@ -6,6 +6,7 @@
 //! - [`barriers`]: barrier divergence, classified with launch dimensions.
 
 pub mod affine;
+pub mod banks;
 pub mod barriers;
 pub mod coalescing;
 pub mod dataflow;
@@ -34,6 +35,8 @@ pub struct Analysis {
     pub single_thread: std::collections::BTreeSet<u32>,
     /// Coalescing of global accesses outside single-thread regions.
     pub global: Vec<coalescing::GlobalAccessCost>,
+    /// Bank conflicts of shared accesses outside single-thread regions.
+    pub shared: Vec<banks::SharedAccessCost>,
 }
 
 /// Summaries of the device functions `f` calls, by name.
@@ -53,12 +56,16 @@ impl Analysis {
         let global = coalescing::global_costs(f, &uniformity, &mut cx, &launch, &|a| {
             single_thread.contains(&a.stmt.0)
         });
+        let shared = banks::shared_costs(f, &uniformity, &mut cx, &launch, &|a| {
+            single_thread.contains(&a.stmt.0)
+        });
         Analysis {
             launch,
             uniformity,
             divergent_barriers,
             single_thread,
             global,
+            shared,
         }
     }
 }

@@ -453,3 +453,54 @@ fn element_sizes_vectors_structs_and_offsets() {
     let f8 = &c.iter().find(|x| x.0 == "f[t + 8]").unwrap().2;
     assert!(f8.contains("actual: 4"), "{f8}");
 }
+
+fn degrees(src: &str, block: [u32; 3]) -> Vec<(String, Option<u32>)> {
+    let f = lower(src);
+    let a = super::Analysis::compute(
+        &f,
+        LaunchDims {
+            block: block.map(Some),
+        },
+        &Default::default(),
+    );
+    a.shared
+        .iter()
+        .map(|s| {
+            let acc = &f.accesses[s.access];
+            (format!("{}{}", acc.array, acc.index_text), s.degree)
+        })
+        .collect()
+}
+
+#[test]
+fn bank_conflict_degrees() {
+    let src = "__global__ void k(const int* idx) {\n\
+      __shared__ float t[32][32];\n\
+      __shared__ float p[32][33];\n\
+      __shared__ float s[1024];\n\
+      __shared__ double d[64];\n\
+      float a = t[threadIdx.x][0];\n\
+      float b = p[threadIdx.x][0];\n\
+      float c = s[2 * threadIdx.x];\n\
+      float e = s[0];\n\
+      double g = d[threadIdx.x];\n\
+      float h = s[idx[threadIdx.x]];\n\
+      float q = t[threadIdx.y][threadIdx.x];\n\
+    }\n";
+    assert_eq!(
+        degrees(src, [32, 8, 1]),
+        vec![
+            ("t[threadIdx.x][0]".into(), Some(32)),
+            ("p[threadIdx.x][0]".into(), Some(1)),
+            ("s[2 * threadIdx.x]".into(), Some(2)),
+            ("s[0]".into(), Some(1)),
+            ("d[threadIdx.x]".into(), Some(2)),
+            ("s[idx[threadIdx.x]]".into(), None),
+            ("t[threadIdx.y][threadIdx.x]".into(), Some(1)),
+        ]
+    );
+    // With blockDim.x = 16 a warp covers two rows of the unpadded tile:
+    // t[ty][tx] rows 32 words apart land in the same banks: 2-way.
+    let d16 = degrees(src, [16, 16, 1]);
+    assert_eq!(d16.last().unwrap().1, Some(2));
+}
