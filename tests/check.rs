@@ -156,7 +156,7 @@ fn human_output_exit_status_suppression_and_table() {
         .args([
             "--format",
             "csv",
-            "SELECT rule, severity, file, line, col, suppressed FROM findings",
+            "SELECT rule, severity, file, line, col, suppressed FROM findings WHERE rule = 'barrier-divergence'",
         ])
         .assert()
         .success()
@@ -178,7 +178,11 @@ fn human_output_exit_status_suppression_and_table() {
     cudalog()
         .args(["query", "--db"])
         .arg(dir.path().join(".cudalog/cudalog.db"))
-        .args(["--format", "csv", "SELECT line, suppressed FROM findings"])
+        .args([
+            "--format",
+            "csv",
+            "SELECT line, suppressed FROM findings WHERE rule = 'barrier-divergence'",
+        ])
         .assert()
         .success()
         .stdout("line,suppressed\n6,1\n");

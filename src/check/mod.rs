@@ -68,6 +68,11 @@ pub const RULES: &[RuleInfo] = &[
         summary: "one warp's global access touches more sectors than its bytes need",
     },
     RuleInfo {
+        id: "divergent-branch",
+        severity: Severity::Warning,
+        summary: "a branch can split a warp, serialising both paths",
+    },
+    RuleInfo {
         id: "shared-bank-conflict",
         severity: Severity::Warning,
         summary: "one warp's shared-memory access is serialised by bank conflicts",
@@ -207,6 +212,53 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                         "bytes_per_thread": acc.access_bytes,
                         "min_sectors": g.min_sectors,
                         "cost": sectors_json,
+                        "block_dims": a.launch.block,
+                    }),
+                });
+            }
+            for b in &a.branches {
+                let crate::facts::divergence::BranchKind::Divergent { memory, looping } = b.kind
+                else {
+                    continue;
+                };
+                let span = if b.in_expression {
+                    f.expr(b.cond).span
+                } else {
+                    f.stmt(b.stmt).span
+                };
+                let (line, col) = abs(&span);
+                let severity = if memory || looping {
+                    Severity::Warning
+                } else {
+                    Severity::Note
+                };
+                let cond_text = f.expr_text(b.cond);
+                let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
+                let region = match (memory, looping) {
+                    (true, true) => "; the divergent part accesses memory and loops",
+                    (true, false) => "; the divergent part accesses memory",
+                    (false, true) => "; the divergent part loops",
+                    _ => "",
+                };
+                out.push(Finding {
+                    rule: "divergent-branch",
+                    severity,
+                    suppressed: suppressed(&lines, line, "divergent-branch"),
+                    file: path.clone(),
+                    line,
+                    col,
+                    end_col: col + 1,
+                    function: item.name(db).clone(),
+                    function_key: item.key(db).clone(),
+                    message: format!(
+                        "`{cond_text}` depends on {dims} and can differ between the threads of a warp, \
+                         which then run both paths one after the other{region}"
+                    ),
+                    facts: serde_json::json!({
+                        "condition": cond_text,
+                        "depends_on": dims,
+                        "memory": memory,
+                        "loop": looping,
                         "block_dims": a.launch.block,
                     }),
                 });

@@ -77,6 +77,9 @@ pub struct Affine {
     /// The thread-invariant, non-constant part of the rest is a multiple of
     /// this (0 when there is none; 1 when nothing is known about it).
     pub rest_multiple: u64,
+    /// Whether the rest includes a block index (`blockIdx.d`): the value is a
+    /// grid-wide, not a block-local, thread index.
+    pub grid_offset: bool,
 }
 
 impl Affine {
@@ -85,6 +88,7 @@ impl Affine {
             coef: [Coef::Int(0), Coef::Int(0), Coef::Int(0)],
             offset: Some(v),
             rest_multiple: 0,
+            grid_offset: false,
         }
     }
     fn invariant(multiple: u64) -> Affine {
@@ -92,6 +96,7 @@ impl Affine {
             coef: [Coef::Int(0), Coef::Int(0), Coef::Int(0)],
             offset: Some(0),
             rest_multiple: multiple,
+            grid_offset: false,
         }
     }
     fn unknown() -> Affine {
@@ -99,6 +104,7 @@ impl Affine {
             coef: [Coef::Unknown, Coef::Unknown, Coef::Unknown],
             offset: None,
             rest_multiple: 1,
+            grid_offset: false,
         }
     }
     fn thread(d: usize) -> Affine {
@@ -118,6 +124,7 @@ impl Affine {
                 .zip(o.offset)
                 .and_then(|(a, b)| a.checked_add(b)),
             rest_multiple: gcd(self.rest_multiple, o.rest_multiple),
+            grid_offset: self.grid_offset || o.grid_offset,
         }
     }
     fn neg(&self) -> Affine {
@@ -147,6 +154,7 @@ impl Affine {
                 _ => Some(0),
             },
             rest_multiple,
+            grid_offset: self.grid_offset,
         }
     }
     /// A form about which nothing is known.
@@ -179,6 +187,7 @@ impl Affine {
                 None
             },
             rest_multiple: gcd(self.rest_multiple, o.rest_multiple),
+            grid_offset: self.grid_offset && o.grid_offset,
         }
     }
 }
@@ -282,6 +291,10 @@ impl<'a> AffineCx<'a> {
                 None => Affine::invariant(1),
             },
             ExprKind::Builtin(Builtin::WarpSize) => Affine::constant(32),
+            ExprKind::Builtin(Builtin::BlockIdx(_)) => Affine {
+                grid_offset: true,
+                ..Affine::invariant(1)
+            },
             ExprKind::Cast(_, a) => self.form(*a),
             ExprKind::Unary(UnOp::Neg, a) => self.form(*a).neg(),
             ExprKind::Unary(UnOp::Plus, a) => self.form(*a),
@@ -400,7 +413,8 @@ impl<'a> AffineCx<'a> {
 
     fn mul(&mut self, a: ExprId, b: ExprId) -> Affine {
         let (x, y) = (self.form(a), self.form(b));
-        if y.is_invariant() {
+        let grid = x.grid_offset || y.grid_offset;
+        let mut out = if y.is_invariant() {
             let (k, m) = self.scale_of(b);
             x.scale(&k, m)
         } else if x.is_invariant() {
@@ -408,7 +422,9 @@ impl<'a> AffineCx<'a> {
             y.scale(&k, m)
         } else {
             Affine::unknown()
-        }
+        };
+        out.grid_offset = grid && out.coef.iter().all(|c| *c != Coef::Unknown);
+        out
     }
 
     /// A variable read: join of the reaching definitions' values.

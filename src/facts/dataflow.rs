@@ -310,21 +310,24 @@ impl Walker<'_> {
             self.state.entry(v).or_default().insert(d);
         }
         let entry = self.state.clone();
-        if !body_first && let Some(c) = cond {
-            self.eval(c);
-        }
+        // The condition is evaluated only by threads still in the loop, so
+        // its reads count as under it (values defined by the loop's own
+        // iterations agree among those threads).
         if let Some(c) = cond {
             self.conds.push(c.0);
+        }
+        if !body_first && let Some(c) = cond {
+            self.eval(c);
         }
         self.stmt(body);
         if let Some(st) = step {
             self.eval(st);
         }
-        if cond.is_some() {
-            self.conds.pop();
-        }
         if body_first && let Some(c) = cond {
             self.eval(c);
+        }
+        if cond.is_some() {
+            self.conds.pop();
         }
         // Zero iterations are possible (except for do-while).
         self.state = if body_first {

@@ -10,6 +10,7 @@ pub mod banks;
 pub mod barriers;
 pub mod coalescing;
 pub mod dataflow;
+pub mod divergence;
 pub mod launch;
 pub mod relations;
 pub mod uniformity;
@@ -37,6 +38,8 @@ pub struct Analysis {
     pub global: Vec<coalescing::GlobalAccessCost>,
     /// Bank conflicts of shared accesses outside single-thread regions.
     pub shared: Vec<banks::SharedAccessCost>,
+    /// Every branch, classified.
+    pub branches: Vec<divergence::BranchFact>,
 }
 
 /// Summaries of the device functions `f` calls, by name.
@@ -59,6 +62,7 @@ impl Analysis {
         let shared = banks::shared_costs(f, &uniformity, &mut cx, &launch, &|a| {
             single_thread.contains(&a.stmt.0)
         });
+        let branches = divergence::classify(f, &r, &uniformity, &mut cx, &launch);
         Analysis {
             launch,
             uniformity,
@@ -66,6 +70,7 @@ impl Analysis {
             single_thread,
             global,
             shared,
+            branches,
         }
     }
 }
@@ -84,7 +89,7 @@ fn mark_single_thread(
         out.insert(s.0);
     }
     if let crate::ir::StmtKind::If { cond, then, els } = &f.stmt(s).kind {
-        let single = inside || single_thread_cond(f, cx, launch, *cond);
+        let single = inside || divergence::single_thread_cond(f, cx, launch, *cond);
         mark_single_thread(f, cx, launch, *then, single, out);
         if let Some(e) = els {
             mark_single_thread(f, cx, launch, *e, inside, out);
@@ -93,33 +98,6 @@ fn mark_single_thread(
     }
     for c in f.child_stmts(s) {
         mark_single_thread(f, cx, launch, c, inside, out);
-    }
-}
-
-fn single_thread_cond(
-    f: &Function,
-    cx: &mut affine::AffineCx<'_>,
-    launch: &LaunchDims,
-    c: crate::ir::ExprId,
-) -> bool {
-    use crate::ir::{BinOp, ExprKind};
-    use affine::Coef;
-    match &f.expr(c).kind {
-        ExprKind::Binary(BinOp::LogAnd, a, b) => {
-            single_thread_cond(f, cx, launch, *a) || single_thread_cond(f, cx, launch, *b)
-        }
-        ExprKind::Binary(BinOp::Eq, a, b) => {
-            let (x, y) = (cx.form(*a), cx.form(*b));
-            let (t, k) = if y.is_invariant() { (x, y) } else { (y, x) };
-            if !k.is_invariant() {
-                return false;
-            }
-            let ints = t.coef.iter().all(|c| matches!(c, Coef::Int(_)));
-            let x_nonzero = !t.coef[0].is_zero();
-            let warp_in_x = launch.block[0].is_none_or(|bx| bx >= 32);
-            ints && x_nonzero && (warp_in_x || !t.coef[1].is_zero())
-        }
-        _ => false,
     }
 }
 

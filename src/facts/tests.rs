@@ -504,3 +504,22 @@ fn bank_conflict_degrees() {
     let d16 = degrees(src, [16, 16, 1]);
     assert_eq!(d16.last().unwrap().1, Some(2));
 }
+
+#[test]
+fn grid_stride_loops_are_boundary_guards() {
+    let src = "__global__ void h(const unsigned char* data, unsigned int* hist, int n) {\n\
+      for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {\n\
+        atomicAdd(&hist[data[i]], 1);\n\
+      }\n\
+    }\n";
+    let f = lower(src);
+    let a = super::Analysis::compute(
+        &f,
+        LaunchDims {
+            block: [Some(256), Some(1), Some(1)],
+        },
+        &Default::default(),
+    );
+    let kinds: Vec<_> = a.branches.iter().map(|b| b.kind.clone()).collect();
+    assert_eq!(kinds, vec![super::divergence::BranchKind::BoundaryGuard]);
+}
