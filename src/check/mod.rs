@@ -135,6 +135,7 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                 let k = acc.access_bytes.unwrap_or(0);
                 let pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
                 let (rule, severity, message, sectors_json) = match &g.sectors {
+                    crate::facts::coalescing::Sectors::Unknown => continue,
                     crate::facts::coalescing::Sectors::DataDependent => (
                         "uncoalesced-global",
                         Severity::Warning,

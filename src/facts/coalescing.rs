@@ -28,6 +28,9 @@ pub enum Sectors {
     UpTo(u32, String),
     /// The index comes from memory.
     DataDependent,
+    /// The index is not affine in the thread index (`i % n`, a value merged
+    /// after a thread-dependent branch): no claim either way.
+    Unknown,
 }
 
 /// The coalescing verdict for one global access.
@@ -111,6 +114,7 @@ pub fn global_costs(
         // A symbolic stride between the rows of a warp (blockDim.x < 32):
         // each row is its own run; counted row by row below.
         let mut symbolic_rows = false;
+        let mut unknown = false;
         for (d, slot) in ints.iter_mut().enumerate() {
             if !varying(d) {
                 continue;
@@ -119,10 +123,17 @@ pub fn global_costs(
                 Coef::Int(c) => *slot = *c,
                 Coef::Sym(_) if d == 1 => symbolic_rows = true,
                 Coef::Sym(s) => bound = Some(format!("stride `{s}` elements")),
-                Coef::Unknown => {
-                    bound = Some("an index that is not affine in the thread index".into())
-                }
+                Coef::Unknown => unknown = true,
             }
+        }
+        if unknown {
+            out.push(GlobalAccessCost {
+                access: i,
+                sectors: Sectors::Unknown,
+                min_sectors: 1,
+                form,
+            });
+            continue;
         }
         // Elements are naturally aligned: one of up to 32 bytes sits in one sector.
         let per_lane = (k + 31) / 32;
