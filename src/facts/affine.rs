@@ -249,6 +249,25 @@ impl<'a> AffineCx<'a> {
         }
     }
 
+    /// For an access whose base is a local pointer variable, the affine
+    /// form of that pointer's value (its offset from the array it points
+    /// into, in elements); `None` for arrays and parameters.
+    pub fn local_pointer_form(&mut self, a: &crate::ir::Access) -> Option<Affine> {
+        let v = a.var?;
+        let var = self.f.var(v);
+        if var.param_position.is_some() || !matches!(var.ty, crate::ir::Type::Pointer(_)) {
+            return None;
+        }
+        let mut stack = vec![a.expr];
+        while let Some(x) = stack.pop() {
+            if matches!(self.f.expr(x).kind, ExprKind::Var(w) if w == v) {
+                return Some(self.form(x));
+            }
+            stack.extend(self.f.child_exprs(x));
+        }
+        None
+    }
+
     /// The affine form of expression `e`.
     pub fn form(&mut self, e: ExprId) -> Affine {
         if let Some(a) = self.memo.get(&e.0) {

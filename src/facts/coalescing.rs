@@ -55,8 +55,19 @@ fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
 }
 
 /// The element index of an access as an affine form (flattening
-/// multi-dimensional arrays with known extents).
+/// multi-dimensional arrays with known extents). For an access through a
+/// local pointer (`T* p = base + off; p[i]` or `p->f`), the pointer's own
+/// offset is added: the address is `base + off + i`.
 pub fn index_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
+    let pointer = cx.local_pointer_form(a);
+    let form = subscript_form(cx, a)?;
+    Some(match pointer {
+        Some(p) => form.add_form(&p),
+        None => form,
+    })
+}
+
+fn subscript_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
     let mut acc: Option<Affine> = None;
     for (i, idx) in a.indices.iter().enumerate() {
         let f = cx.form(*idx);

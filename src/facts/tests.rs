@@ -534,3 +534,25 @@ fn grid_stride_loops_are_boundary_guards() {
     let kinds: Vec<_> = a.branches.iter().map(|b| b.kind.clone()).collect();
     assert_eq!(kinds, vec![super::divergence::BranchKind::BoundaryGuard]);
 }
+
+#[test]
+fn accesses_through_local_pointers_include_the_pointer_offset() {
+    // Rodinia nn shape: a pointer to this thread's struct, then a field.
+    let src = "struct LatLong { float lat; float lng; };\n\
+    __global__ void k(LatLong* d, float* out, int n, int w) {\n\
+      int g = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      LatLong* p = d + g;\n\
+      float* row = out + g * w;\n\
+      float* col = out + g;\n\
+      out[g] = p->lat + row[0] + col[0];\n\
+    }\n";
+    let c = costs(src, [256, 1, 1]);
+    let get = |name: &str| c.iter().find(|x| x.0.starts_with(name)).unwrap().clone();
+    assert!(
+        get("p[").1,
+        "8-byte stride for 4-byte reads: {:?}",
+        get("p[")
+    );
+    assert!(get("row[").1, "stride w: {:?}", get("row["));
+    assert!(!get("col[").1, "unit stride: {:?}", get("col["));
+}

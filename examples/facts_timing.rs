@@ -1,0 +1,56 @@
+//! Time the per-function fact derivation (uniformity, dataflow, affine
+//! forms, coalescing, banks, divergence, barriers) for every kernel of a
+//! directory, after lowering. Usage:
+//!
+//! ```sh
+//! cargo run --release --example facts_timing -- DIR
+//! ```
+
+use cudalog::config::Config;
+use cudalog::db;
+use cudalog::facts::{Analysis, LaunchDims};
+use cudalog::index::Indexer;
+use cudalog::ir::FunctionKind;
+use std::time::Instant;
+
+fn main() -> anyhow::Result<()> {
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "workspace-example".into());
+    let root = std::path::Path::new(&dir);
+    let mut ix = Indexer::new(root, Config::load(root)?, None);
+    ix.load_all()?;
+    let files = ix.indexed_files();
+    let dbase = ix.db();
+    let mut times = Vec::new();
+    for f in &files {
+        for item in db::items(dbase, *f) {
+            if item.kind(dbase) != FunctionKind::Kernel {
+                continue;
+            }
+            let ir = db::function_ir(dbase, *item);
+            let t = Instant::now();
+            let a = Analysis::compute(&ir, LaunchDims::default(), &Default::default());
+            times.push((
+                t.elapsed().as_secs_f64() * 1e3,
+                item.name(dbase).clone(),
+                ir.stmts.len(),
+            ));
+            std::hint::black_box(a);
+        }
+    }
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n = times.len().max(1);
+    let mean = times.iter().map(|t| t.0).sum::<f64>() / n as f64;
+    let median = times.get(n / 2).map(|t| t.0).unwrap_or(0.0);
+    let p99 = times.get(n * 99 / 100).map(|t| t.0).unwrap_or(0.0);
+    let max = times.last().cloned().unwrap_or((0.0, String::new(), 0));
+    println!(
+        "{} kernels: mean {mean:.3} ms, median {median:.3} ms, p99 {p99:.3} ms, max {:.3} ms ({}, {} statements)",
+        times.len(),
+        max.0,
+        max.1,
+        max.2
+    );
+    Ok(())
+}
