@@ -216,3 +216,80 @@ fn fail_on_threshold_and_usage_errors() {
         .code(2)
         .stderr(predicate::str::contains("no such directory"));
 }
+
+#[test]
+fn derived_facts_are_queryable_and_written_incrementally() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("c.db");
+    cudalog()
+        .arg("check")
+        .arg(example())
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(1);
+    let q = |sql: &str| -> String {
+        let out = cudalog()
+            .args(["query", "--db"])
+            .arg(&db)
+            .args(["--format", "csv", sql])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let facts_of = |fname: &str, cols: &str, filter: &str| {
+        q(&format!(
+            "SELECT {cols} FROM access_facts a JOIN functions fn ON fn.id = a.function_id \
+             WHERE fn.name = '{fname}' {filter} ORDER BY a.access_index"
+        ))
+    };
+    assert_eq!(
+        facts_of(
+            "transpose_tiled",
+            "a.line, a.bank_degree",
+            "AND a.array = 'tile'"
+        ),
+        "line,bank_degree\n19,1\n26,32\n"
+    );
+    assert_eq!(
+        facts_of(
+            "transpose_padded",
+            "a.line, a.bank_degree",
+            "AND a.array = 'tile'"
+        ),
+        "line,bank_degree\n35,1\n42,1\n"
+    );
+    assert_eq!(
+        facts_of(
+            "stride_two",
+            "a.array, a.stride_x, a.sectors_kind, a.sectors, a.min_sectors",
+            ""
+        ),
+        "array,stride_x,sectors_kind,sectors,min_sectors\nin,2,exact,8,4\nout,1,exact,4,4\n"
+    );
+    assert_eq!(
+        facts_of(
+            "gather",
+            "a.array, a.data_dependent, a.sectors_kind",
+            "AND a.array = 'in'"
+        ),
+        "array,data_dependent,sectors_kind\nin,1,data_dependent\n"
+    );
+    assert_eq!(
+        q(
+            "SELECT v.name, v.depends_x, v.depends_y FROM var_facts v JOIN functions fn ON fn.id = v.function_id \
+           WHERE fn.name = 'transpose_naive' AND v.name IN ('x', 'y', 'width') ORDER BY v.var_index"
+        ),
+        "name,depends_x,depends_y\nwidth,0,0\nx,1,0\ny,0,1\n"
+    );
+    assert_eq!(
+        q(
+            "SELECT b.line, b.kind FROM branch_facts b JOIN functions fn ON fn.id = b.function_id \
+           WHERE fn.name = 'reduce_sequential' ORDER BY b.line, b.col"
+        ),
+        "line,kind\n26,boundary_guard\n28,uniform\n29,divergent\n34,single_thread\n"
+    );
+}

@@ -182,3 +182,38 @@ fn store_rewrites_only_changed_functions_and_drops_deleted_files() {
         .unwrap();
     assert_eq!(orphans, 0);
 }
+
+#[test]
+fn derived_facts_are_rewritten_only_when_they_change() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("multi.cu"), THREE_KERNELS).unwrap();
+    let mut store = Store::open_in_memory().unwrap();
+    let mut ix = Indexer::new(dir.path(), Config::default(), None);
+    ix.load_all().unwrap();
+    let files = ix.indexed_files();
+    store.sync(&ix.records(&files), true, &[]).unwrap();
+    assert_eq!(
+        cudalog::check::persist_facts(&ix, &files, &mut store).unwrap(),
+        3
+    );
+    assert_eq!(
+        cudalog::check::persist_facts(&ix, &files, &mut store).unwrap(),
+        0
+    );
+    let edited = THREE_KERNELS.replace("a[threadIdx.x] = 1.0f;", "a[2 * threadIdx.x] = 1.0f;");
+    ix.set_file_bytes(Path::new("multi.cu"), edited.as_bytes());
+    store.sync(&ix.records(&files), true, &[]).unwrap();
+    assert_eq!(
+        cudalog::check::persist_facts(&ix, &files, &mut store).unwrap(),
+        1
+    );
+    let stride: String = store
+        .connection()
+        .query_row(
+            "SELECT stride_x FROM access_facts a JOIN functions fn ON fn.id = a.function_id WHERE fn.name = 'first'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stride, "2");
+}

@@ -379,6 +379,43 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
     out
 }
 
+/// Write the derived facts of every kernel and device function in `files`
+/// (only those whose facts changed).
+pub fn persist_facts(
+    ix: &Indexer,
+    files: &[SourceFile],
+    store: &mut crate::store::Store,
+) -> anyhow::Result<usize> {
+    let db = ix.db();
+    let mut owned = Vec::new();
+    for file in files {
+        let path = display_path(file.path(db));
+        for item in db::items(db, *file) {
+            if item.kind(db) == FunctionKind::Host {
+                continue;
+            }
+            owned.push((
+                path.clone(),
+                item.key(db).clone(),
+                item.start_line(db),
+                db::function_ir(db, *item),
+                db::function_analysis(db, *item),
+            ));
+        }
+    }
+    let records: Vec<crate::store::FactsRecord<'_>> = owned
+        .iter()
+        .map(|(file, key, start_line, f, a)| crate::store::FactsRecord {
+            file,
+            key,
+            start_line: *start_line,
+            function: f,
+            analysis: a,
+        })
+        .collect();
+    store.sync_facts(&records)
+}
+
 /// "stride 2 elements × 4 B" from an affine form.
 fn describe_form(form: &crate::facts::affine::Affine, elem: u64) -> String {
     use crate::facts::affine::Coef;

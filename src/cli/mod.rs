@@ -164,6 +164,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
             let found = findings(&run.indexer, &run.files);
             run.store.replace_findings(&found)?;
+            crate::check::persist_facts(&run.indexer, &run.files, &mut run.store)?;
             let sources = run
                 .files
                 .iter()

@@ -25,7 +25,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod facts;
-pub use facts::FunctionFacts;
+pub use facts::{FunctionFacts, stable_hash};
+
+/// Hash of a function's derived facts (for incremental fact writes).
+pub fn stable_facts_hash(a: &crate::facts::Analysis) -> String {
+    stable_hash(&format!("{a:?}"))
+}
 
 /// One source file.
 #[salsa::input(debug)]

@@ -5,10 +5,12 @@
 //! rows of functions whose content hash changed (rows of functions that only
 //! moved are shifted in place). A crash mid-sync leaves the previous state.
 
+mod facts;
 mod findings;
 mod query;
 mod write;
 
+pub use facts::FactsRecord;
 pub use query::{QueryResult, run_query};
 pub use write::{FileRecord, FunctionRecord, SyncStats};
 
@@ -20,6 +22,7 @@ use std::path::Path;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/001_init.sql"),
     include_str!("../../schema/002_findings.sql"),
+    include_str!("../../schema/003_facts.sql"),
 ];
 
 /// Current schema version (number of migrations).

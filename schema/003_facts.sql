@@ -1,0 +1,55 @@
+-- cudalog store, schema version 3: derived per-function facts of the
+-- analyses (written by `cudalog check`; rewritten for a function only when
+-- its facts change, see functions.facts_hash).
+
+ALTER TABLE functions ADD COLUMN facts_hash TEXT;   -- hash of the derived facts below
+
+-- Thread dependence of each variable (uniformity program).
+CREATE TABLE var_facts (
+    function_id INTEGER NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
+    var_index   INTEGER NOT NULL,   -- position among the function's variables (parameters first)
+    name        TEXT NOT NULL,
+    depends_x   INTEGER NOT NULL,   -- 1 when some definition depends on threadIdx.x
+    depends_y   INTEGER NOT NULL,
+    depends_z   INTEGER NOT NULL,
+    varies      INTEGER NOT NULL,   -- 1 when it differs per thread otherwise (shuffles, atomics, votes)
+    from_memory INTEGER NOT NULL,   -- 1 when it holds data loaded through a thread-dependent address
+    PRIMARY KEY (function_id, var_index)
+);
+
+-- Stride and cost of each memory access (affine, coalescing and bank programs).
+CREATE TABLE access_facts (
+    function_id   INTEGER NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
+    access_index  INTEGER NOT NULL, -- order among the function's accesses (= accesses rows by id)
+    line          INTEGER NOT NULL,
+    col           INTEGER NOT NULL,
+    array         TEXT NOT NULL,
+    space         TEXT NOT NULL,
+    is_write      INTEGER NOT NULL,
+    stride_x      TEXT,             -- element stride per threadIdx.x: integer, symbolic text, or '?'
+    stride_y      TEXT,
+    stride_z      TEXT,
+    const_offset  INTEGER,          -- constant part of the index, when known
+    data_dependent INTEGER NOT NULL,
+    sectors_kind  TEXT,             -- global: 'exact' | 'up_to' | 'data_dependent' | 'unknown'; NULL otherwise
+    sectors       INTEGER,          -- global: sectors per warp (aligned pattern; bound for up_to)
+    sectors_with_offset INTEGER,    -- global: with the known constant offset applied
+    min_sectors   INTEGER,          -- global: aligned unit-stride access of the same bytes
+    lines         INTEGER,          -- global: 128-byte lines (exact only)
+    bank_degree   INTEGER,          -- shared: conflict degree (NULL when unknown)
+    single_thread INTEGER NOT NULL, -- 1 inside an `if (tid == 0)`-style region
+    PRIMARY KEY (function_id, access_index)
+);
+
+-- Every branch point with its divergence class (divergence program).
+CREATE TABLE branch_facts (
+    function_id INTEGER NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
+    line        INTEGER NOT NULL,
+    col         INTEGER NOT NULL,
+    condition   TEXT NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ('uniform', 'warp_uniform', 'single_thread', 'boundary_guard', 'divergent')),
+    in_expression INTEGER NOT NULL, -- 1 for ?:, && and ||
+    memory      INTEGER NOT NULL,   -- divergent region accesses memory
+    loops       INTEGER NOT NULL    -- divergent region contains or is a loop
+);
+CREATE INDEX branch_facts_function ON branch_facts(function_id);
