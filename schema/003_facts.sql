@@ -53,3 +53,25 @@ CREATE TABLE branch_facts (
     loops       INTEGER NOT NULL    -- divergent region contains or is a loop
 );
 CREATE INDEX branch_facts_function ON branch_facts(function_id);
+
+-- Barrier intervals (for the race checks): the statements holding memory
+-- accesses, each with every interval it can run in. An interval starts at
+-- the function entry (interval_start = -1) or at a block-wide barrier
+-- statement; join `accesses` on (function_id, stmt_id).
+CREATE TABLE barrier_intervals (
+    function_id    INTEGER NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
+    stmt_id        INTEGER NOT NULL,
+    interval_start INTEGER NOT NULL
+);
+CREATE INDEX barrier_intervals_function ON barrier_intervals(function_id);
+
+-- Ordering between accessing statements of one function: ordered = 1 when
+-- every path from from_stmt to to_stmt crosses a block-wide barrier
+-- (happens-before), 0 when to_stmt can follow from_stmt in the same interval.
+CREATE TABLE stmt_order (
+    function_id INTEGER NOT NULL REFERENCES functions(id) ON DELETE CASCADE,
+    from_stmt   INTEGER NOT NULL,
+    to_stmt     INTEGER NOT NULL,
+    ordered     INTEGER NOT NULL
+);
+CREATE INDEX stmt_order_function ON stmt_order(function_id);

@@ -293,3 +293,40 @@ fn derived_facts_are_queryable_and_written_incrementally() {
         "line,kind\n26,boundary_guard\n28,uniform\n29,divergent\n34,single_thread\n"
     );
 }
+
+#[test]
+fn happens_before_is_queryable_for_the_race_checks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("c.db");
+    cudalog()
+        .arg("check")
+        .arg(example())
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(1);
+    // In neighbour_race the write s[t] (line 30) and the read s[t + 1]
+    // (line 31) share an interval; in neighbour_synced the barrier orders them.
+    let sql = |kernel: &str| {
+        format!(
+            "SELECT DISTINCT o.ordered FROM stmt_order o JOIN functions fn ON fn.id = o.function_id \
+             JOIN accesses w ON w.function_id = fn.id AND w.stmt_id = o.from_stmt AND w.array = 's' AND w.is_write \
+             JOIN accesses r ON r.function_id = fn.id AND r.stmt_id = o.to_stmt AND r.array = 's' AND NOT r.is_write \
+             WHERE fn.name = '{kernel}' AND r.index_text = '[t + 1]' AND w.index_text = '[t]'"
+        )
+    };
+    cudalog()
+        .args(["query", "--db"])
+        .arg(&db)
+        .args(["--format", "csv", &sql("neighbour_race")])
+        .assert()
+        .success()
+        .stdout("ordered\n0\n");
+    cudalog()
+        .args(["query", "--db"])
+        .arg(&db)
+        .args(["--format", "csv", &sql("neighbour_synced")])
+        .assert()
+        .success()
+        .stdout("ordered\n1\n");
+}

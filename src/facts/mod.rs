@@ -11,6 +11,7 @@ pub mod barriers;
 pub mod coalescing;
 pub mod dataflow;
 pub mod divergence;
+pub mod intervals;
 pub mod launch;
 pub mod relations;
 pub mod uniformity;
@@ -40,6 +41,8 @@ pub struct Analysis {
     pub shared: Vec<banks::SharedAccessCost>,
     /// Every branch, classified.
     pub branches: Vec<divergence::BranchFact>,
+    /// Barrier intervals and happens-before between accessing statements.
+    pub intervals: intervals::Intervals,
 }
 
 /// Summaries of the device functions `f` calls, by name.
@@ -63,6 +66,7 @@ impl Analysis {
             single_thread.contains(&a.stmt.0)
         });
         let branches = divergence::classify(f, &r, &uniformity, &mut cx, &launch);
+        let intervals = intervals::compute(f);
         Analysis {
             launch,
             uniformity,
@@ -71,6 +75,7 @@ impl Analysis {
             global,
             shared,
             branches,
+            intervals,
         }
     }
 }

@@ -556,3 +556,55 @@ fn accesses_through_local_pointers_include_the_pointer_offset() {
     assert!(get("row[").1, "stride w: {:?}", get("row["));
     assert!(!get("col[").1, "unit stride: {:?}", get("col["));
 }
+
+#[test]
+fn barrier_intervals_and_happens_before() {
+    use super::intervals::{ENTRY, compute};
+    let src = "__global__ void k(float* out, const float* in) {\n\
+      __shared__ float s[257];\n\
+      int t = threadIdx.x;\n\
+      s[t] = in[t];\n\
+      out[t] = s[t + 1];\n\
+      __syncthreads();\n\
+      out[t] = s[t + 1];\n\
+      for (int i = 0; i < 4; i++) {\n\
+        s[t] = out[i];\n\
+        __syncthreads();\n\
+        out[t] = s[t + 1];\n\
+      }\n\
+    }\n";
+    let f = lower(src);
+    let iv = compute(&f);
+    let stmt_of_line = |line: u32| {
+        f.accesses
+            .iter()
+            .find(|a| a.span.line == line)
+            .unwrap()
+            .stmt
+            .0
+    };
+    let (w1, r1, r2, w3, r3) = (
+        stmt_of_line(3),
+        stmt_of_line(4),
+        stmt_of_line(6),
+        stmt_of_line(8),
+        stmt_of_line(10),
+    );
+    let barrier = |i: usize| f.barriers[i].stmt.0;
+    // Lines 3-4 run in the entry interval; line 6 after the first barrier.
+    assert!(iv.interval.contains(&(w1, ENTRY)) && iv.interval.contains(&(r1, ENTRY)));
+    assert!(iv.interval.contains(&(r2, barrier(0))));
+    assert!(!iv.interval.contains(&(r2, ENTRY)));
+    // Missing barrier between the write and the read on lines 3-4.
+    assert!(iv.concurrent.contains(&(w1, r1)));
+    assert!(!iv.happens_before.contains(&(w1, r1)));
+    // The barrier orders line 3 before line 6.
+    assert!(iv.happens_before.contains(&(w1, r2)));
+    // In the loop, the write of line 8 and the read of line 10 are ordered by
+    // the barrier in the same iteration, and the read of line 10 reaches the
+    // next iteration's write of line 8 without a barrier: the interval
+    // changes around the back edge.
+    assert!(iv.happens_before.contains(&(w3, r3)));
+    assert!(iv.concurrent.contains(&(r3, w3)));
+    assert!(iv.interval.contains(&(w3, barrier(0))) && iv.interval.contains(&(w3, barrier(1))));
+}

@@ -50,7 +50,13 @@ impl Store {
             if old.as_deref() == Some(hash.as_str()) {
                 continue;
             }
-            for t in ["var_facts", "access_facts", "branch_facts"] {
+            for t in [
+                "var_facts",
+                "access_facts",
+                "branch_facts",
+                "barrier_intervals",
+                "stmt_order",
+            ] {
                 tx.execute(&format!("DELETE FROM {t} WHERE function_id = ?1"), [fid])?;
             }
             let f = r.function;
@@ -160,6 +166,28 @@ impl Store {
                         memory,
                         looping,
                     ])?;
+                }
+            }
+            {
+                let mut st = tx.prepare_cached(
+                    "INSERT INTO barrier_intervals(function_id, stmt_id, interval_start) VALUES (?1, ?2, ?3)",
+                )?;
+                for (s, start) in &a.intervals.interval {
+                    let start = if *start == crate::facts::intervals::ENTRY {
+                        -1
+                    } else {
+                        *start as i64
+                    };
+                    st.execute(params![fid, s, start])?;
+                }
+                let mut st = tx.prepare_cached(
+                    "INSERT INTO stmt_order(function_id, from_stmt, to_stmt, ordered) VALUES (?1, ?2, ?3, ?4)",
+                )?;
+                for (x, y) in &a.intervals.happens_before {
+                    st.execute(params![fid, x, y, 1])?;
+                }
+                for (x, y) in &a.intervals.concurrent {
+                    st.execute(params![fid, x, y, 0])?;
                 }
             }
             tx.execute(
