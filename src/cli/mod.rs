@@ -105,6 +105,23 @@ pub fn find_db(start: &Path) -> Result<PathBuf> {
     )
 }
 
+/// The workspace root, its configuration (with `-D` defines) and the
+/// database path from the common `[DIR] [--db] [-D…]` arguments.
+fn workspace_args(
+    dir: Option<PathBuf>,
+    db: Option<PathBuf>,
+    define: &[String],
+) -> Result<(PathBuf, Config, PathBuf)> {
+    let root = dir.unwrap_or_else(|| PathBuf::from("."));
+    if !root.is_dir() {
+        anyhow::bail!("{}: no such directory", root.display());
+    }
+    let mut config = Config::load(&root)?;
+    config.add_defines(define);
+    let db_path = db.unwrap_or_else(|| default_db(&root));
+    Ok((root, config, db_path))
+}
+
 /// Run the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
@@ -114,13 +131,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             define,
             json,
         } => {
-            let root = dir.unwrap_or_else(|| PathBuf::from("."));
-            if !root.is_dir() {
-                anyhow::bail!("{}: no such directory", root.display());
-            }
-            let mut config = Config::load(&root)?;
-            config.add_defines(&define);
-            let db_path = db.unwrap_or_else(|| default_db(&root));
+            let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && !json;
             let s = index_directory(&root, &db_path, config, &IndexOptions { progress })?;
             if json {
@@ -153,13 +164,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             format,
             fail_on,
         } => {
-            let root = dir.unwrap_or_else(|| PathBuf::from("."));
-            if !root.is_dir() {
-                anyhow::bail!("{}: no such directory", root.display());
-            }
-            let mut config = Config::load(&root)?;
-            config.add_defines(&define);
-            let db_path = db.unwrap_or_else(|| default_db(&root));
+            let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
             let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
             let found = findings(&run.indexer, &run.files);

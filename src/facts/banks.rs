@@ -30,10 +30,7 @@ pub fn shared_costs(
     launch: &LaunchDims,
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<SharedAccessCost> {
-    let bx = launch.block[0].map(|b| b as i64).unwrap_or(32).max(1);
-    let lanes: Vec<(i64, i64)> = (0..32)
-        .map(|l| if bx >= 32 { (l, 0) } else { (l % bx, l / bx) })
-        .collect();
+    let lanes = super::coalescing::lanes(launch);
     let mut out = Vec::new();
     for (i, a) in f.accesses.iter().enumerate() {
         if a.space != MemSpace::Shared || single_thread(a) {

@@ -46,8 +46,10 @@ pub struct GlobalAccessCost {
     pub form: Affine,
 }
 
-/// Lane coordinates (x, y) of the 32 lanes of a full warp.
-fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
+/// Lane coordinates (x, y) of the 32 lanes of a full warp: consecutive
+/// `threadIdx.x`, wrapping into the next row when blockDim.x < 32 (unknown
+/// blockDim.x counts as a full row).
+pub fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
     let bx = launch.block[0].map(|b| b as i64).unwrap_or(32).max(1);
     (0..32)
         .map(|l| if bx >= 32 { (l, 0) } else { (l % bx, l / bx) })

@@ -1614,6 +1614,11 @@ impl<'a> Lower<'a> {
             index_text,
             span,
         };
+        self.push_access(base, mode);
+    }
+
+    /// Record `base` as a read, a write, or both, as `mode` says.
+    fn push_access(&mut self, base: Access, mode: Mode) {
         let (read, write) = match mode {
             Mode::Read => (true, false),
             Mode::Write => (false, true),
@@ -1673,21 +1678,7 @@ impl<'a> Lower<'a> {
             index_text: format!("[{}]", self.f.expr_text(index)),
             span,
         };
-        let (read, write) = match mode {
-            Mode::Read => (true, false),
-            Mode::Write => (false, true),
-            Mode::ReadWrite | Mode::Atomic => (true, true),
-            Mode::Address => (false, false),
-        };
-        if read {
-            self.f.accesses.push(base.clone());
-        }
-        if write {
-            self.f.accesses.push(Access {
-                is_write: true,
-                ..base
-            });
-        }
+        self.push_access(base, mode);
     }
 
     fn call(&mut self, n: Node<'_>, cx: &Cx<'_>, mode: Mode) -> ExprId {
