@@ -14,6 +14,9 @@ CREATE TABLE var_facts (
     depends_z   INTEGER NOT NULL,
     varies      INTEGER NOT NULL,   -- 1 when it differs per thread otherwise (shuffles, atomics, votes)
     from_memory INTEGER NOT NULL,   -- 1 when it holds data loaded through a thread-dependent address
+    uniformity  TEXT NOT NULL CHECK (uniformity IN ('block', 'warp', 'thread')),
+                                    -- same for the block / within each warp (varies only in y/z and
+                                    -- blockDim.x is a multiple of 32) / may differ within a warp
     PRIMARY KEY (function_id, var_index)
 );
 

@@ -280,10 +280,10 @@ fn derived_facts_are_queryable_and_written_incrementally() {
     );
     assert_eq!(
         q(
-            "SELECT v.name, v.depends_x, v.depends_y FROM var_facts v JOIN functions fn ON fn.id = v.function_id \
+            "SELECT v.name, v.depends_x, v.depends_y, v.uniformity FROM var_facts v JOIN functions fn ON fn.id = v.function_id \
            WHERE fn.name = 'transpose_naive' AND v.name IN ('x', 'y', 'width') ORDER BY v.var_index"
         ),
-        "name,depends_x,depends_y\nwidth,0,0\nx,1,0\ny,0,1\n"
+        "name,depends_x,depends_y,uniformity\nwidth,0,0,block\nx,1,0,thread\ny,0,1,warp\n"
     );
     assert_eq!(
         q(

@@ -133,7 +133,15 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                 let target = format!("{}{}", acc.array, acc.index_text);
                 let rw = if acc.is_write { "write" } else { "read" };
                 let k = acc.access_bytes.unwrap_or(0);
-                let pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
+                let mut pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
+                if let (Some(e), Some(k), Some(off)) =
+                    (acc.elem_bytes, acc.access_bytes, acc.field_offset)
+                    && k < e
+                {
+                    pattern.push_str(&format!(
+                        ", using {k} B (at offset {off}) of each {e}-byte element"
+                    ));
+                }
                 let (rule, severity, message, sectors_json) = match &g.sectors {
                     crate::facts::coalescing::Sectors::Unknown => continue,
                     crate::facts::coalescing::Sectors::DataDependent => (

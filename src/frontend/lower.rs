@@ -798,6 +798,10 @@ impl<'a> Lower<'a> {
             .collect();
         for d in decls {
             if d.kind() == "function_declarator" {
+                // Inside a body, `dim3 block(TILE, ROWS);` is a variable with
+                // constructor arguments that C++'s grammar reads as a function
+                // declaration (the "most vexing parse").
+                self.vexing_parse(d, &base, cx, out);
                 continue;
             }
             let (name, ty) = apply_declarator(d, base.clone(), cx.src, self.scope, &|_| None);
@@ -826,6 +830,47 @@ impl<'a> Lower<'a> {
             self.set_stmt(id, StmtKind::Decl { var, init });
             out.push(id);
         }
+    }
+
+    /// `T name(a, b);` parsed as a function declaration: declare `name` of
+    /// type `T` initialised by `T(a, b)`, each argument re-parsed as an
+    /// expression.
+    fn vexing_parse(&mut self, d: Node<'_>, ty: &Type, cx: &Cx<'_>, out: &mut Vec<StmtId>) {
+        let (Some(name), Some(params)) = (field(d, "declarator"), field(d, "parameters")) else {
+            return;
+        };
+        if name.kind() != "identifier" {
+            return;
+        }
+        let span = self.span_of(d, cx);
+        let id = self.new_stmt(span);
+        let prev = std::mem::replace(&mut self.cur_stmt, id);
+        let mut args = Vec::new();
+        for p in named_children(params) {
+            let t = text(p, cx.src).to_string();
+            let e = self
+                .expand("<constructor argument>", &t, span, Mode::Read)
+                .unwrap_or_else(|| self.expr(ExprKind::Unknown(t.clone()), span));
+            args.push(e);
+        }
+        self.cur_stmt = prev;
+        let init = self.expr(
+            ExprKind::Call {
+                callee: ty.render(),
+                receiver: None,
+                args,
+            },
+            span,
+        );
+        let var = self.declare(text(name, cx.src).to_string(), ty.clone(), None, span, None);
+        self.set_stmt(
+            id,
+            StmtKind::Decl {
+                var,
+                init: Some(init),
+            },
+        );
+        out.push(id);
     }
 
     fn initializer(&mut self, v: Node<'_>, cx: &Cx<'_>, ty: &Type) -> ExprId {

@@ -234,15 +234,27 @@ __global__ void k(int n) {\n\
 
 #[test]
 fn launches_triple_chevron_and_api() {
-    let src = "template <int B> __global__ void k(float* a) {}\n\
+    let src = "#define TILE 32\n#define ROWS 8\ntemplate <int B> __global__ void k(float* a) {}\n\
 void host(float* d, int n, cudaStream_t s) {\n\
   dim3 grid(n / 256), block(256);\n\
+  dim3 tile(TILE, ROWS);\n\
   k<256><<<grid, block, 256 * sizeof(float), s>>>(d);\n\
   void* args[] = {&d};\n\
   cudaLaunchKernel((const void*)&k<128>, dim3(4), dim3(128), args, 0, s);\n\
 }\n";
     let f = lower(src, "host");
     assert_eq!(f.launches.len(), 2);
+    // `dim3 tile(TILE, ROWS)` parses as a function declaration; it is a variable.
+    let tile = f
+        .vars
+        .iter()
+        .position(|v| v.name == "tile")
+        .expect("tile declared");
+    let init = f.stmts.iter().find_map(|s| match &s.kind {
+        StmtKind::Decl { var, init: Some(e) } if var.0 as usize == tile => Some(*e),
+        _ => None,
+    });
+    assert_eq!(f.expr_text(init.unwrap()), "dim3(32, 8)");
     let l = &f.launches[0];
     assert_eq!(
         (
@@ -260,7 +272,7 @@ void host(float* d, int n, cudaStream_t s) {\n\
             "256 * sizeof(float)"
         )
     );
-    assert_eq!(l.span.line, 4);
+    assert_eq!(l.span.line, 7);
     let shmem = l.shmem.unwrap();
     assert!(matches!(
         f.expr(shmem).kind,

@@ -31,6 +31,17 @@ fn coef_text(c: &Coef) -> String {
     }
 }
 
+/// `block`, `warp` or `thread` for a dimension mask under launch dims.
+fn uniformity_class(mask: u8, launch: &crate::facts::LaunchDims) -> &'static str {
+    if mask == 0 {
+        "block"
+    } else if mask & 0b1001 == 0 && launch.block[0].is_some_and(|x| x % 32 == 0) {
+        "warp"
+    } else {
+        "thread"
+    }
+}
+
 impl Store {
     /// Write the facts of `records`, skipping functions whose facts are
     /// unchanged. Returns how many functions were rewritten.
@@ -64,8 +75,8 @@ impl Store {
             let base = r.start_line + 1;
             {
                 let mut st = tx.prepare_cached(
-                    "INSERT INTO var_facts(function_id, var_index, name, depends_x, depends_y, depends_z, varies, from_memory) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO var_facts(function_id, var_index, name, depends_x, depends_y, depends_z, varies, from_memory, uniformity) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 )?;
                 for (i, v) in f.vars.iter().enumerate() {
                     let m = a.uniformity.var_dims.get(i).copied().unwrap_or(0);
@@ -82,6 +93,7 @@ impl Store {
                             .get(i)
                             .copied()
                             .unwrap_or(false),
+                        uniformity_class(m, &a.launch),
                     ])?;
                 }
             }
