@@ -160,9 +160,8 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                         Severity::Warning,
                         format!(
                             "{rw} of `{target}`: one warp touches up to {n} sectors of 32 B where {} would hold \
-                             its {} B; cause: {cause}",
-                            g.min_sectors,
-                            32 * k
+                             the same bytes; cause: {cause}",
+                            g.min_sectors
                         ),
                         serde_json::json!({"up_to": n, "cause": cause}),
                     ),

@@ -201,8 +201,11 @@ pub fn global_costs(
             out.push(GlobalAccessCost {
                 access: i,
                 sectors: if aligned > min_sectors {
+                    // A row holding more than one element may also start
+                    // unaligned: at most one more sector per row.
+                    let misaligned = if row_bytes.len() as i64 > k { rows } else { 0 };
                     Sectors::UpTo(
-                        aligned + rows,
+                        aligned + misaligned,
                         format!("{rows} rows of the warp, each a separate run"),
                     )
                 } else {
