@@ -199,7 +199,6 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// Computes affine forms with memoisation.
 pub struct AffineCx<'a> {
     f: &'a Function,
-    r: &'a Relations,
     u: &'a Uniformity,
     launch: LaunchDims,
     reaches: HashMap<u32, Vec<u32>>,
@@ -235,7 +234,6 @@ impl<'a> AffineCx<'a> {
         }
         AffineCx {
             f,
-            r,
             u,
             launch,
             reaches,
@@ -299,7 +297,6 @@ impl<'a> AffineCx<'a> {
 
     fn compute(&mut self, e: ExprId) -> Affine {
         let f = self.f;
-        let _ = self.r;
         match &f.expr(e).kind {
             ExprKind::Int(v) => Affine::constant(*v),
             ExprKind::Bool(b) => Affine::constant(*b as i64),

@@ -63,7 +63,7 @@ pub fn classify(
             BranchKind::BoundaryGuard
         } else {
             let (memory, looping) = if in_expression {
-                (expr_region_has_access(f, stmt, cond), false)
+                (expr_region_has_access(f, cond), false)
             } else {
                 stmt_region(f, stmt)
             };
@@ -112,7 +112,7 @@ fn stmt_region(f: &Function, s: StmtId) -> (bool, bool) {
     (memory, looping)
 }
 
-fn expr_region_has_access(f: &Function, s: StmtId, c: ExprId) -> bool {
+fn expr_region_has_access(f: &Function, c: ExprId) -> bool {
     // Find the `?:`/`&&`/`||` whose condition is `c` and look in its arms.
     let arms: Vec<ExprId> = f
         .exprs
@@ -124,7 +124,6 @@ fn expr_region_has_access(f: &Function, s: StmtId, c: ExprId) -> bool {
         })
         .flatten()
         .collect();
-    let _ = s;
     let mut stack = arms;
     while let Some(x) = stack.pop() {
         if matches!(f.expr(x).kind, ExprKind::Index { .. }) {

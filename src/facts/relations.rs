@@ -218,24 +218,20 @@ impl Builder<'_> {
                 }
             }
             StmtKind::For {
-                init,
-                cond,
-                step,
-                body,
+                init, cond, body, ..
             } => {
                 if let Some(i) = init {
                     self.stmt(i);
                 }
-                self.loop_body(s, cond, step, body);
+                self.loop_body(s, cond, body);
             }
-            StmtKind::While { cond, body } => self.loop_body(s, Some(cond), None, body),
-            StmtKind::DoWhile { body, cond } => self.loop_body(s, Some(cond), None, body),
+            StmtKind::While { cond, body } => self.loop_body(s, Some(cond), body),
+            StmtKind::DoWhile { body, cond } => self.loop_body(s, Some(cond), body),
             _ => {}
         }
     }
 
-    fn loop_body(&mut self, s: StmtId, cond: Option<ExprId>, step: Option<ExprId>, body: StmtId) {
-        let _ = step;
+    fn loop_body(&mut self, s: StmtId, cond: Option<ExprId>, body: StmtId) {
         if let Some(c) = cond {
             self.r.branches.push((s.0, c.0));
             self.conds.push(c.0);
