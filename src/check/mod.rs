@@ -204,11 +204,7 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                     file: path.clone(),
                     line,
                     col,
-                    end_col: if acc.span.end_line == acc.span.line {
-                        acc.span.end_col
-                    } else {
-                        col + 1
-                    },
+                    end_col: end_col_on_line(&acc.span, col),
                     function: item.name(db).clone(),
                     function_key: item.key(db).clone(),
                     message,
@@ -290,11 +286,7 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                     file: path.clone(),
                     line,
                     col,
-                    end_col: if acc.span.end_line == acc.span.line {
-                        acc.span.end_col
-                    } else {
-                        col + 1
-                    },
+                    end_col: end_col_on_line(&acc.span, col),
                     function: item.name(db).clone(),
                     function_key: item.key(db).clone(),
                     message: format!(
@@ -352,12 +344,7 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                          and that differs between threads of a {scope}: it depends on {dims}"
                     )
                 };
-                let end_col = b.span.end_col.max(col + 1);
-                let end_col = if b.span.end_line == b.span.line {
-                    end_col
-                } else {
-                    col + 1
-                };
+                let end_col = end_col_on_line(&b.span, col);
                 out.push(Finding {
                     rule: "barrier-divergence",
                     severity: Severity::Error,
@@ -442,6 +429,15 @@ fn describe_form(form: &crate::facts::affine::Affine, elem: u64) -> String {
         "broadcast".into()
     } else {
         parts.join(", ")
+    }
+}
+
+/// Where a caret should end: the span's end on its first line, else one column.
+fn end_col_on_line(span: &Span, col: u32) -> u32 {
+    if span.end_line == span.line && span.end_col > col {
+        span.end_col
+    } else {
+        col + 1
     }
 }
 
