@@ -54,6 +54,11 @@ pub fn divergent_barriers(
             }
             BarrierKind::SyncWarp | BarrierKind::CgTileSync => true,
         };
+        // The threads that must meet: a tile of known size, else a warp.
+        let group = match (b.kind, b.thread_count) {
+            (BarrierKind::CgTileSync, Some(t)) if t > 0 && t <= 32 && 32 % t == 0 => t,
+            _ => 32,
+        };
         let s = b.stmt.0;
         let enclosing = r
             .under
@@ -67,7 +72,7 @@ pub fn divergent_barriers(
             .map(|(_, c)| (*c, true));
         for (c, via_exit) in enclosing.chain(exits) {
             let divergent = if warp_level {
-                !warp_uniform(f, u, ExprId(c), launch)
+                !group_uniform(f, u, ExprId(c), launch, group)
             } else {
                 !u.is_uniform(c)
             };
@@ -86,6 +91,19 @@ pub fn divergent_barriers(
 
 /// Whether condition `c` has the same value for all threads of each warp.
 pub fn warp_uniform(f: &Function, u: &Uniformity, c: ExprId, launch: &LaunchDims) -> bool {
+    group_uniform(f, u, c, launch, 32)
+}
+
+/// Whether condition `c` has the same value for all threads of each group of
+/// `group` consecutive threads (a warp, or a cooperative-groups tile; `group`
+/// divides 32).
+pub fn group_uniform(
+    f: &Function,
+    u: &Uniformity,
+    c: ExprId,
+    launch: &LaunchDims,
+    group: i64,
+) -> bool {
     let dims = u.expr_dims.get(c.0 as usize).copied().unwrap_or(0);
     if dims == 0 {
         return true;
@@ -94,7 +112,7 @@ pub fn warp_uniform(f: &Function, u: &Uniformity, c: ExprId, launch: &LaunchDims
         return false;
     }
     let bx = launch.block[0];
-    let x_is_full_warps = bx.is_some_and(|x| x % 32 == 0);
+    let x_is_full_warps = bx.is_some_and(|x| i64::from(x) % group == 0);
     if dims & (1 << DIM_X) == 0 {
         // Only y/z: uniform within a warp when a warp never spans two rows.
         return x_is_full_warps
@@ -104,15 +122,15 @@ pub fn warp_uniform(f: &Function, u: &Uniformity, c: ExprId, launch: &LaunchDims
     }
     // Depends on x: `x < K`-style comparisons with K a multiple of 32 split
     // only at warp boundaries (when warps start at x multiples of 32).
-    x_is_full_warps && dims & !(1 << DIM_X) == 0 && splits_at_warp_boundary(f, u, c)
+    x_is_full_warps && dims & !(1 << DIM_X) == 0 && splits_at_group_boundary(f, u, c, group)
 }
 
-fn splits_at_warp_boundary(f: &Function, u: &Uniformity, c: ExprId) -> bool {
+fn splits_at_group_boundary(f: &Function, u: &Uniformity, c: ExprId, group: i64) -> bool {
     match &f.expr(c).kind {
         ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
-            splits_at_warp_boundary(f, u, *a) && splits_at_warp_boundary(f, u, *b)
+            splits_at_group_boundary(f, u, *a, group) && splits_at_group_boundary(f, u, *b, group)
         }
-        ExprKind::Unary(crate::ir::UnOp::Not, a) => splits_at_warp_boundary(f, u, *a),
+        ExprKind::Unary(crate::ir::UnOp::Not, a) => splits_at_group_boundary(f, u, *a, group),
         ExprKind::Binary(
             op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
             a,
@@ -130,7 +148,7 @@ fn splits_at_warp_boundary(f: &Function, u: &Uniformity, c: ExprId) -> bool {
                 // threadIdx.x + c0 compared with k: splits at k - c0 (+1 for <=, >).
                 Some(Form::Lane(c0)) => {
                     let edge = k - c0 + i64::from(matches!(op, BinOp::Le | BinOp::Gt));
-                    !matches!(op, BinOp::Eq | BinOp::Ne) && edge.rem_euclid(32) == 0
+                    !matches!(op, BinOp::Eq | BinOp::Ne) && edge.rem_euclid(group) == 0
                 }
                 // threadIdx.x / 32 (a warp index) compared with anything uniform.
                 Some(Form::WarpIndex) => true,

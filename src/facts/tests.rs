@@ -608,3 +608,27 @@ fn barrier_intervals_and_happens_before() {
     assert!(iv.concurrent.contains(&(r3, w3)));
     assert!(iv.interval.contains(&(w3, barrier(0))) && iv.interval.contains(&(w3, barrier(1))));
 }
+
+#[test]
+fn tile_syncs_need_uniformity_only_within_their_tile() {
+    // cuda-samples dxtc shape: a 16-thread tile synchronised under `idx < 16`.
+    let src = "__global__ void k(const unsigned* image) {\n\
+      cg::thread_block cta = cg::this_thread_block();\n\
+      cg::thread_group tile = cg::tiled_partition(cta, 16);\n\
+      int idx = threadIdx.x;\n\
+      if (idx < 16) { cg::sync(tile); }\n\
+      if (idx < 8) { cg::sync(tile); }\n\
+      cg::thread_block_tile<32> t32 = cg::tiled_partition<32>(cta);\n\
+      if (idx < 16) { t32.sync(); }\n\
+    }\n";
+    let f = lower(src);
+    assert_eq!(
+        f.barriers
+            .iter()
+            .map(|b| b.thread_count)
+            .collect::<Vec<_>>(),
+        vec![Some(16), Some(16), Some(32)]
+    );
+    // Lines (relative): 4 is uniform per 16-thread tile; 5 splits a tile; 7 splits a warp.
+    assert_eq!(barrier_lines(src, BLOCK_128), vec![5, 7]);
+}

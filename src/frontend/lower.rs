@@ -415,6 +415,9 @@ impl<'a> Lower<'a> {
                     out.push(b);
                     return;
                 }
+                if self.template_declaration_misparse(e, cx, out) {
+                    return;
+                }
                 let id = self.new_stmt(span);
                 let prev = std::mem::replace(&mut self.cur_stmt, id);
                 let ex = self.expr_node(e, cx, Mode::Read);
@@ -832,6 +835,65 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// `ns::T<32> x = init;` after another statement is sometimes parsed by
+    /// tree-sitter as the expression `(ns::T < 32) > (x = init)`. When the
+    /// leftmost name is not a variable, it is a declaration: lower it as one.
+    fn template_declaration_misparse(
+        &mut self,
+        e: Node<'_>,
+        cx: &Cx<'_>,
+        out: &mut Vec<StmtId>,
+    ) -> bool {
+        if e.kind() != "binary_expression"
+            || field(e, "operator").map(|o| text(o, cx.src)) != Some(">")
+        {
+            return false;
+        }
+        let (Some(l), Some(r)) = (field(e, "left"), field(e, "right")) else {
+            return false;
+        };
+        if l.kind() != "binary_expression"
+            || field(l, "operator").map(|o| text(o, cx.src)) != Some("<")
+        {
+            return false;
+        }
+        let (Some(ty_node), Some(arg)) = (field(l, "left"), field(l, "right")) else {
+            return false;
+        };
+        let ty_name = text(ty_node, cx.src);
+        if !matches!(ty_node.kind(), "identifier" | "qualified_identifier")
+            || self.lookup(ty_name).is_some()
+            || self.scope.globals.contains_key(ty_name)
+        {
+            return false;
+        }
+        let (name, init) = match r.kind() {
+            "identifier" => (r, None),
+            "assignment_expression"
+                if field(r, "operator").map(|o| text(o, cx.src)) == Some("=")
+                    && field(r, "left").is_some_and(|x| x.kind() == "identifier") =>
+            {
+                (field(r, "left").unwrap_or(r), field(r, "right"))
+            }
+            _ => return false,
+        };
+        let tp = self.tparam_names();
+        let ty = type_from_words(
+            &format!("{}<{}>", ty_name, text(arg, cx.src)),
+            self.scope,
+            &tp,
+        );
+        let span = self.span_of(e, cx);
+        let id = self.new_stmt(span);
+        let prev = std::mem::replace(&mut self.cur_stmt, id);
+        let init = init.map(|v| self.expr_node(v, cx, Mode::Read));
+        self.cur_stmt = prev;
+        let var = self.declare(text(name, cx.src).to_string(), ty, None, span, None);
+        self.set_stmt(id, StmtKind::Decl { var, init });
+        out.push(id);
+        true
+    }
+
     /// `T name(a, b);` parsed as a function declaration: declare `name` of
     /// type `T` initialised by `T(a, b)`, each argument re-parsed as an
     /// expression.
@@ -949,6 +1011,12 @@ impl<'a> Lower<'a> {
             "__barrier_sync" => BarrierKind::BarSync,
             _ => self.cg_sync_kind(func, &args, cx)?,
         };
+        // For tile syncs, the tile size is the number of threads that meet.
+        let tile = if kind == BarrierKind::CgTileSync {
+            self.tile_size(func, &args, cx)
+        } else {
+            None
+        };
         let span = self.span_of(e, cx);
         let id = self.new_stmt(span);
         let prev = std::mem::replace(&mut self.cur_stmt, id);
@@ -964,8 +1032,31 @@ impl<'a> Lower<'a> {
         } else {
             (None, None)
         };
-        self.push_barrier(id, kind, (bid, bid_text), (None, None), span);
+        self.push_barrier(id, kind, (bid, bid_text), (tile, None), span);
         Some(id)
+    }
+
+    /// The size of the cooperative-groups tile a sync is called on:
+    /// `thread_block_tile<N>`, `tiled_partition<N>(…)`, `tiled_partition(g, N)`.
+    fn tile_size(&self, func: Node<'_>, args: &[Node<'_>], cx: &Cx<'_>) -> Option<i64> {
+        let recv = if func.kind() == "field_expression" {
+            field(func, "argument")?
+        } else {
+            *args.first()?
+        };
+        let g = self.group_description(recv, cx);
+        for marker in ["thread_block_tile<", "tiled_partition<"] {
+            if let Some(i) = g.find(marker) {
+                let rest = &g[i + marker.len()..];
+                let end = rest.find('>')?;
+                return self.const_operand(&rest[..end]).0;
+            }
+        }
+        let i = g.find("tiled_partition(")?;
+        let rest = &g[i + "tiled_partition(".len()..];
+        let end = rest.find(')')?;
+        let last = rest[..end].rsplit(',').next()?;
+        self.const_operand(last).0
     }
 
     /// Cooperative-groups syncs: `g.sync()`, `cg::sync(g)`,
