@@ -326,9 +326,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
             }
         }
     }
-    LaunchDims {
-        block: seen.unwrap_or_else(|| ws.default_block(db).map(Some)),
-    }
+    LaunchDims::with_block(seen.unwrap_or_else(|| ws.default_block(db).map(Some)))
 }
 
 /// Facts and verdicts of one function: uniformity and divergent barriers.

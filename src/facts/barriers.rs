@@ -19,7 +19,24 @@ use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, St
 pub struct LaunchDims {
     /// blockDim.x, .y, .z
     pub block: [Option<u32>; 3],
+    /// Values of the kernel's non-type template parameters (by position in
+    /// `Function::template_params`) that every launch site agrees on; only
+    /// the first [`MAX_TEMPLATE_VALUES`] parameters are tracked.
+    pub template_values: [Option<i64>; MAX_TEMPLATE_VALUES],
 }
+
+impl LaunchDims {
+    /// Dimensions with the given block size and no template values.
+    pub const fn with_block(block: [Option<u32>; 3]) -> LaunchDims {
+        LaunchDims {
+            block,
+            template_values: [None; MAX_TEMPLATE_VALUES],
+        }
+    }
+}
+
+/// How many template parameters [`LaunchDims::template_values`] tracks.
+pub const MAX_TEMPLATE_VALUES: usize = 8;
 
 /// Why a barrier is divergent.
 #[derive(Clone, Debug, PartialEq, Eq)]

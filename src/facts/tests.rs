@@ -126,9 +126,7 @@ fn barrier_lines(src: &str, launch: LaunchDims) -> Vec<u32> {
         .collect()
 }
 
-const BLOCK_128: LaunchDims = LaunchDims {
-    block: [Some(128), Some(1), Some(1)],
-};
+const BLOCK_128: LaunchDims = LaunchDims::with_block([Some(128), Some(1), Some(1)]);
 
 #[test]
 fn barrier_divergence_under_conditions_and_after_exits() {
@@ -222,12 +220,8 @@ fn warp_uniform_conditions() {
             })
             .unwrap()
     };
-    let b32 = LaunchDims {
-        block: [Some(32), Some(8), Some(1)],
-    };
-    let b16 = LaunchDims {
-        block: [Some(16), Some(16), Some(1)],
-    };
+    let b32 = LaunchDims::with_block([Some(32), Some(8), Some(1)]);
+    let b16 = LaunchDims::with_block([Some(16), Some(16), Some(1)]);
     for (name, expect32) in [
         ("a1", true),
         ("a2", true),
@@ -310,9 +304,7 @@ use super::coalescing::Sectors;
 /// Coalescing verdicts of `f`'s global accesses: (access index text, verdict).
 fn costs(src: &str, block: [u32; 3]) -> Vec<(String, bool, String)> {
     let f = lower(src);
-    let launch = LaunchDims {
-        block: block.map(Some),
-    };
+    let launch = LaunchDims::with_block(block.map(Some));
     let a = super::Analysis::compute(&f, launch, &Default::default());
     a.global
         .iter()
@@ -469,9 +461,7 @@ fn degrees(src: &str, block: [u32; 3]) -> Vec<(String, Option<u32>)> {
     let f = lower(src);
     let a = super::Analysis::compute(
         &f,
-        LaunchDims {
-            block: block.map(Some),
-        },
+        LaunchDims::with_block(block.map(Some)),
         &Default::default(),
     );
     a.shared
@@ -526,9 +516,7 @@ fn grid_stride_loops_are_boundary_guards() {
     let f = lower(src);
     let a = super::Analysis::compute(
         &f,
-        LaunchDims {
-            block: [Some(256), Some(1), Some(1)],
-        },
+        LaunchDims::with_block([Some(256), Some(1), Some(1)]),
         &Default::default(),
     );
     let kinds: Vec<_> = a.branches.iter().map(|b| b.kind.clone()).collect();
