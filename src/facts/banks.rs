@@ -2,9 +2,10 @@
 //! over 32 banks of 4 bytes (RaCUDA's Conflicts, exact for affine indices).
 //! Lanes reading the same word are a broadcast, not a conflict.
 
-use super::affine::{AffineCx, Coef};
+use super::affine::Coef;
 use super::barriers::LaunchDims;
 use super::coalescing::index_form;
+use super::stride::AffineCx;
 use super::uniformity::Uniformity;
 use crate::ir::{Access, Function, MemSpace};
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,7 +27,7 @@ pub struct SharedAccessCost {
 pub fn shared_costs(
     f: &Function,
     u: &Uniformity,
-    cx: &mut AffineCx<'_>,
+    cx: &AffineCx<'_>,
     launch: &LaunchDims,
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<SharedAccessCost> {

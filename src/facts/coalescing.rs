@@ -2,8 +2,9 @@
 //! touches per access, from the access's affine index (RaCUDA's MemReads,
 //! generalised to element and field sizes).
 
-use super::affine::{Affine, AffineCx, Coef};
+use super::affine::{Affine, Coef};
 use super::barriers::LaunchDims;
+use super::stride::AffineCx;
 use super::uniformity::Uniformity;
 use crate::ir::{Access, ExprId, Function, MemSpace};
 use std::collections::BTreeSet;
@@ -60,7 +61,7 @@ pub fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
 /// multi-dimensional arrays with known extents). For an access through a
 /// local pointer (`T* p = base + off; p[i]` or `p->f`), the pointer's own
 /// offset is added: the address is `base + off + i`.
-pub fn index_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
+pub fn index_form(cx: &AffineCx<'_>, a: &Access) -> Option<Affine> {
     let pointer = cx.local_pointer_form(a);
     let form = subscript_form(cx, a)?;
     Some(match pointer {
@@ -69,7 +70,7 @@ pub fn index_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
     })
 }
 
-fn subscript_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
+fn subscript_form(cx: &AffineCx<'_>, a: &Access) -> Option<Affine> {
     let mut acc: Option<Affine> = None;
     for (i, idx) in a.indices.iter().enumerate() {
         let f = cx.form(*idx);
@@ -88,7 +89,7 @@ fn subscript_form(cx: &mut AffineCx<'_>, a: &Access) -> Option<Affine> {
 pub fn global_costs(
     f: &Function,
     u: &Uniformity,
-    cx: &mut AffineCx<'_>,
+    cx: &AffineCx<'_>,
     launch: &LaunchDims,
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<GlobalAccessCost> {

@@ -20,9 +20,19 @@ pub struct DataFlow {
     pub def_under: Vec<(u32, u32)>,
     /// (use expr, cond): the read happens only where `cond` allowed it.
     pub use_under: Vec<(u32, u32)>,
+    /// (use expr, def): a subset of `reaches` — the definition reaches the
+    /// read only around a loop's back edge (from an earlier iteration).
+    pub back_reaches: Vec<(u32, u32)>,
 }
 
-type State = BTreeMap<u32, BTreeSet<u32>>;
+/// The definitions that may hold for each variable at a program point, and
+/// which of them arrived only through a loop's back edge (seeded at the
+/// loop head and not yet re-executed on this path).
+#[derive(Clone, Default)]
+struct State {
+    defs: BTreeMap<u32, BTreeSet<u32>>,
+    back: BTreeSet<u32>,
+}
 
 struct LoopFrame {
     defs: Vec<u32>,
@@ -44,15 +54,28 @@ fn decl_def(f: &Function, s: StmtId) -> u32 {
     f.exprs.len() as u32 + s.0
 }
 
+/// The definition id of parameter `v`'s value on entry (after every
+/// expression and statement id).
+pub fn param_def(f: &Function, v: VarId) -> u32 {
+    (f.exprs.len() + f.stmts.len()) as u32 + v.0
+}
+
 /// Compute the reaching-definition relations of `f`.
 pub fn compute(f: &Function) -> DataFlow {
     let mut w = Walker {
         f,
         out: DataFlow::default(),
-        state: State::new(),
+        state: State::default(),
         conds: Vec::new(),
         loops: Vec::new(),
     };
+    // Parameters hold their argument's value on entry.
+    for (i, var) in f.vars.iter().enumerate() {
+        let v = VarId(i as u32);
+        if var.param_position.is_some() && w.tracked(v) {
+            w.define(param_def(f, v), v, None, true);
+        }
+    }
     if let Some(b) = f.body {
         w.stmt(b);
     }
@@ -62,6 +85,7 @@ pub fn compute(f: &Function) -> DataFlow {
         &mut w.out.reaches,
         &mut w.out.def_under,
         &mut w.out.use_under,
+        &mut w.out.back_reaches,
     ] {
         v.sort_unstable();
         v.dedup();
@@ -71,9 +95,10 @@ pub fn compute(f: &Function) -> DataFlow {
 
 fn union(a: &State, b: &State) -> State {
     let mut out = a.clone();
-    for (k, v) in b {
-        out.entry(*k).or_default().extend(v.iter().copied());
+    for (k, v) in &b.defs {
+        out.defs.entry(*k).or_default().extend(v.iter().copied());
     }
+    out.back.extend(b.back.iter().copied());
     out
 }
 
@@ -114,17 +139,21 @@ impl Walker<'_> {
         for l in &mut self.loops {
             l.defs.push(d);
         }
-        let slot = self.state.entry(v.0).or_default();
+        let slot = self.state.defs.entry(v.0).or_default();
         if strong {
             slot.clear();
         }
         slot.insert(d);
+        self.state.back.remove(&d);
     }
 
     fn read(&mut self, e: ExprId, v: VarId) {
-        if let Some(defs) = self.state.get(&v.0) {
+        if let Some(defs) = self.state.defs.get(&v.0) {
             for d in defs {
                 self.out.reaches.push((e.0, *d));
+                if self.state.back.contains(d) {
+                    self.out.back_reaches.push((e.0, *d));
+                }
             }
         }
         for c in &self.conds {
@@ -306,8 +335,11 @@ impl Walker<'_> {
         for e in cond.iter().chain(step.iter()) {
             self.defs_in_expr(*e, &mut back);
         }
+        let back_before = self.state.back.clone();
+        let seeded: BTreeSet<u32> = back.iter().map(|&(_, d)| d).collect();
         for (v, d) in back {
-            self.state.entry(v).or_default().insert(d);
+            self.state.defs.entry(v).or_default().insert(d);
+            self.state.back.insert(d);
         }
         let entry = self.state.clone();
         // The condition is evaluated only by threads still in the loop, so
@@ -335,6 +367,16 @@ impl Walker<'_> {
         } else {
             union(&entry, &self.state)
         };
+        // After the loop, this loop's definitions reach forwards (through
+        // its exit); they stay back-edge values only for enclosing loops
+        // that had them pending on entry.
+        self.state.back = self
+            .state
+            .back
+            .iter()
+            .copied()
+            .filter(|d| !seeded.contains(d) || back_before.contains(d))
+            .collect();
         let frame = self.loops.pop().unwrap_or(LoopFrame {
             defs: Vec::new(),
             uses: Vec::new(),

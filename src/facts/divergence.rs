@@ -1,9 +1,10 @@
 //! Branch divergence: for every branch, loop condition, `?:`, `&&`/`||` and
 //! switch, whether threads of one warp can disagree on it.
 
-use super::affine::{AffineCx, Coef};
+use super::affine::Coef;
 use super::barriers::{LaunchDims, warp_uniform};
 use super::relations::Relations;
+use super::stride::AffineCx;
 use super::uniformity::Uniformity;
 use crate::ir::{BinOp, ExprId, ExprKind, Function, StmtId, StmtKind};
 
@@ -46,7 +47,7 @@ pub fn classify(
     f: &Function,
     r: &Relations,
     u: &Uniformity,
-    cx: &mut AffineCx<'_>,
+    cx: &AffineCx<'_>,
     launch: &LaunchDims,
 ) -> Vec<BranchFact> {
     let mut out = Vec::new();
@@ -135,12 +136,7 @@ fn expr_region_has_access(f: &Function, c: ExprId) -> bool {
 }
 
 /// At most one thread of a warp satisfies `c` (`threadIdx.x == 0`, `tid == k && …`).
-pub fn single_thread_cond(
-    f: &Function,
-    cx: &mut AffineCx<'_>,
-    launch: &LaunchDims,
-    c: ExprId,
-) -> bool {
+pub fn single_thread_cond(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, c: ExprId) -> bool {
     match &f.expr(c).kind {
         ExprKind::Binary(BinOp::LogAnd, a, b) => {
             single_thread_cond(f, cx, launch, *a) || single_thread_cond(f, cx, launch, *b)
@@ -165,7 +161,7 @@ pub fn single_thread_cond(
 fn boundary_guard(
     f: &Function,
     u: &Uniformity,
-    cx: &mut AffineCx<'_>,
+    cx: &AffineCx<'_>,
     launch: &LaunchDims,
     c: ExprId,
 ) -> bool {

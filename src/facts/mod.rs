@@ -14,6 +14,7 @@ pub mod divergence;
 pub mod intervals;
 pub mod launch;
 pub mod relations;
+pub mod stride;
 pub mod uniformity;
 
 #[cfg(test)]
@@ -54,18 +55,18 @@ impl Analysis {
         let r = relations::build(f, callees);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
         let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch);
-        let mut cx = affine::AffineCx::new(f, &r, &uniformity, launch, callees);
+        let cx = stride::AffineCx::new(f, &r, &uniformity, launch, callees);
         let mut single_thread = std::collections::BTreeSet::new();
         if let Some(b) = f.body {
-            mark_single_thread(f, &mut cx, &launch, b, false, &mut single_thread);
+            mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
-        let global = coalescing::global_costs(f, &uniformity, &mut cx, &launch, &|a| {
+        let global = coalescing::global_costs(f, &uniformity, &cx, &launch, &|a| {
             single_thread.contains(&a.stmt.0)
         });
-        let shared = banks::shared_costs(f, &uniformity, &mut cx, &launch, &|a| {
+        let shared = banks::shared_costs(f, &uniformity, &cx, &launch, &|a| {
             single_thread.contains(&a.stmt.0)
         });
-        let branches = divergence::classify(f, &r, &uniformity, &mut cx, &launch);
+        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
         let intervals = intervals::compute(f);
         Analysis {
             launch,
@@ -84,7 +85,7 @@ impl Analysis {
 /// at most one thread of a warp (`threadIdx.x == 0`, `tid == k && …`).
 fn mark_single_thread(
     f: &Function,
-    cx: &mut affine::AffineCx<'_>,
+    cx: &stride::AffineCx<'_>,
     launch: &LaunchDims,
     s: crate::ir::StmtId,
     inside: bool,
@@ -121,7 +122,7 @@ pub fn summarize_callee(f: &Function) -> CalleeSummary {
     let none = Callees::new();
     let a = Analysis::compute(f, LaunchDims::default(), &none);
     let r = relations::build(f, &none);
-    let mut cx = affine::AffineCx::new(f, &r, &a.uniformity, LaunchDims::default(), &none);
+    let cx = stride::AffineCx::new(f, &r, &a.uniformity, LaunchDims::default(), &none);
     let mut dims = 0u8;
     let mut form: Option<affine::Affine> = None;
     let mut forms_ok = f.params.is_empty();

@@ -620,3 +620,111 @@ fn tile_syncs_need_uniformity_only_within_their_tile() {
     // Lines (relative): 4 is uniform per 16-thread tile; 5 splits a tile; 7 splits a warp.
     assert_eq!(barrier_lines(src, BLOCK_128), vec![5, 7]);
 }
+
+/// The affine form of the index of the access whose text is `text`.
+fn index_form_of(src: &str, launch: LaunchDims, text: &str) -> super::affine::Affine {
+    let f = lower(src);
+    let (r, u) = analyse(&f);
+    let none = super::Callees::new();
+    let cx = super::stride::AffineCx::new(&f, &r, &u, launch, &none);
+    let a = f
+        .accesses
+        .iter()
+        .find(|a| format!("{}{}", a.array, a.index_text) == text)
+        .unwrap_or_else(|| panic!("no access {text}"));
+    super::coalescing::index_form(&cx, a).expect("an index")
+}
+
+#[test]
+fn stride_program_loops_merges_and_parameters() {
+    use super::affine::Coef;
+    let src = "__global__ void k(float* a, int n, int p, int w) {\n\
+      for (int i = threadIdx.x; i < n; i += blockDim.x) a[i] = 0;\n\
+      for (int j = threadIdx.x; j < n; j += threadIdx.x + 1) a[j] = 1;\n\
+      int s = threadIdx.x * 2;\n\
+      for (int q = 0; q < n; q++) { a[s] = 2; s = s * 2; }\n\
+      if (n > 4) p = threadIdx.x;\n\
+      a[p] = 3;\n\
+      int r = threadIdx.x;\n\
+      for (int q = 0; q < n; q++) { a[r * w] = 4; r = r + w; }\n\
+    }\n";
+    let b = LaunchDims::with_block([Some(256), Some(1), Some(1)]);
+    let i = index_form_of(src, b, "a[i]");
+    assert_eq!(
+        i.coef[0],
+        Coef::Int(1),
+        "grid-stride induction keeps stride 1"
+    );
+    assert_eq!(i.offset, None, "offset varies per iteration");
+    let j = index_form_of(src, b, "a[j]");
+    assert_eq!(j.coef[0], Coef::Unknown, "thread-dependent increment");
+    let s = index_form_of(src, b, "a[s]");
+    assert_eq!(s.coef[0], Coef::Unknown, "doubling changes the coefficient");
+    let p = index_form_of(src, b, "a[p]");
+    assert_eq!(
+        p.coef[0],
+        Coef::Unknown,
+        "the parameter's own value or threadIdx.x: no single stride"
+    );
+    let r = index_form_of(src, b, "a[r * w]");
+    assert_eq!(
+        r.coef[0],
+        Coef::Sym("w".into()),
+        "invariant step keeps r's coefficient"
+    );
+}
+
+#[test]
+fn stride_of_loop_counters_in_anti_diagonal_tiles() {
+    // Needleman-Wunsch's anti-diagonal sweep over a 17x17 tile with 16
+    // threads: the word stride between lanes is 1 - 17 = -16, so the 16
+    // lanes fall into two banks (8-way).
+    let src = "__global__ void k(int* g) {\n\
+      __shared__ int temp[17][17];\n\
+      int tx = threadIdx.x;\n\
+      for (int m = 0; m < 16; m++) {\n\
+        if (tx <= m) {\n\
+          int x = tx + 1;\n\
+          int y = m - tx + 1;\n\
+          temp[y][x] = temp[y - 1][x - 1] + 1;\n\
+        }\n\
+        __syncthreads();\n\
+      }\n\
+    }\n";
+    let d = degrees(src, [16, 1, 1]);
+    assert!(d.contains(&("temp[y][x]".to_string(), Some(8))), "{d:?}");
+    assert!(
+        d.contains(&("temp[y - 1][x - 1]".to_string(), Some(8))),
+        "{d:?}"
+    );
+}
+
+#[test]
+fn stride_candidates_are_capped() {
+    // Each `if` doubles the candidate forms of `x`; past the cap the index
+    // is unknown rather than enumerated.
+    let mut body = String::from("int x = 0;\n");
+    for k in 0..12 {
+        body += &format!("if (n > {k}) x = x + {};\n", 1 << k);
+    }
+    let src =
+        format!("__global__ void k(float* a, int n) {{\n{body} a[threadIdx.x + x] = 0;\n}}\n");
+    let b = LaunchDims::with_block([Some(128), Some(1), Some(1)]);
+    let form = index_form_of(&src, b, "a[threadIdx.x + x]");
+    assert_eq!(form.coef[0], super::affine::Coef::Int(1));
+    assert_eq!(form.offset, None, "many possible offsets: unknown");
+}
+
+#[test]
+fn template_values_from_launch_sites_are_constants() {
+    use super::affine::Coef;
+    let src = "template <typename T, int TILE> __global__ void k(T* a) {\n\
+      a[threadIdx.x * TILE] = 0;\n\
+    }\n";
+    let mut b = LaunchDims::with_block([Some(128), Some(1), Some(1)]);
+    let sym = index_form_of(src, b, "a[threadIdx.x * TILE]");
+    assert_eq!(sym.coef[0], Coef::Sym("TILE".into()));
+    b.template_values[1] = Some(4);
+    let known = index_form_of(src, b, "a[threadIdx.x * TILE]");
+    assert_eq!(known.coef[0], Coef::Int(4));
+}

@@ -1,0 +1,449 @@
+//! Stride: the affine form of every expression, propagated by a crepe
+//! Datalog program through operators, assignments, merges, loops and calls.
+//!
+//! Forms live in the lattice of [`super::affine`]; the program works on
+//! interned form ids and calls the domain's operators from its rules. A
+//! derived `Form(e, f)` says "`e` can have form `f`"; the form of `e` is
+//! the join of all of them. Rules:
+//! - leaves (constants, thread/block indices, launch dimensions, template
+//!   values, device-function summaries, opaque values) have their form;
+//! - operators combine their operands' forms (`+`, `-`, `*`, shifts by
+//!   constants, `/` and `%` where the result stays affine within a warp);
+//! - a variable read has the forms of the definitions that reach it
+//!   ([`super::dataflow`]);
+//! - the merge rule: a read after a branch on a thread-dependent condition
+//!   of a value assigned inside it is unknown;
+//! - a read at a loop head (some definition reaches it around the back
+//!   edge) has the forms it enters the loop with, widened to any invariant
+//!   offset; if a value coming around the back edge has other thread
+//!   coefficients (`i += threadIdx.x`), the read is unknown. Back-edge
+//!   values never feed forms directly, so the program terminates.
+//!
+//! Every expression's set of candidate forms is capped (see [`CAP`]); past
+//! the cap, new candidates are joined with the earlier ones (a widening),
+//! which keeps cross products bounded.
+
+use super::affine::{self, Affine, op};
+use super::barriers::LaunchDims;
+use super::relations::Relations;
+use super::uniformity::Uniformity;
+use crate::ir::{BinOp, Builtin, ExprId, ExprKind, Function, UnOp};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Candidate forms kept per expression before it is declared unknown.
+pub const CAP: usize = 8;
+
+/// Interned id of the all-unknown form.
+const UNKNOWN: u32 = 0;
+/// Interned id of the thread-invariant form with nothing else known.
+const INVARIANT: u32 = 1;
+
+/// The forms and operand names of one run of the program.
+struct FormTable {
+    forms: Vec<Affine>,
+    ids: HashMap<Affine, u32>,
+    /// Operand texts of multiplications (a symbolic multiplier's name).
+    texts: HashMap<u32, String>,
+    warp_aligned: bool,
+    /// Distinct candidate forms derived per expression so far.
+    per_expr: HashMap<u32, Vec<u32>>,
+}
+
+impl FormTable {
+    fn new(warp_aligned: bool) -> FormTable {
+        let mut t = FormTable {
+            forms: Vec::new(),
+            ids: HashMap::new(),
+            texts: HashMap::new(),
+            warp_aligned,
+            per_expr: HashMap::new(),
+        };
+        t.intern(Affine::unknown_form());
+        t.intern(affine::invariant());
+        t
+    }
+
+    fn intern(&mut self, a: Affine) -> u32 {
+        if let Some(id) = self.ids.get(&a) {
+            return *id;
+        }
+        let id = self.forms.len() as u32;
+        self.forms.push(a.clone());
+        self.ids.insert(a, id);
+        id
+    }
+
+    fn get(&self, id: u32) -> &Affine {
+        &self.forms[id as usize]
+    }
+
+    /// Intern `a` as a candidate of expression `e`. Past the cap, the
+    /// candidate is the join of `a` with every candidate so far: each such
+    /// join is strictly coarser or equal, and the lattice has finite
+    /// height, so an expression gets finitely many candidates.
+    fn candidate(&mut self, e: u32, a: Affine) -> u32 {
+        let id = self.intern(a);
+        let seen = self.per_expr.get(&e).map_or(0, Vec::len);
+        if seen < CAP {
+            let seen = self.per_expr.entry(e).or_default();
+            if !seen.contains(&id) {
+                seen.push(id);
+            }
+            return id;
+        }
+        let seen = self.per_expr.get(&e).cloned().unwrap_or_default();
+        if seen.contains(&id) {
+            return id;
+        }
+        let mut joined = self.forms[id as usize].clone();
+        for s in &seen {
+            joined = joined.join(&self.forms[*s as usize]);
+        }
+        let j = self.intern(joined);
+        let seen = self.per_expr.entry(e).or_default();
+        if !seen.contains(&j) {
+            seen.push(j);
+        }
+        j
+    }
+}
+
+thread_local! {
+    /// Tables of the runs in progress on this thread (a stack, so that a
+    /// run started while another is set up cannot see the other's forms).
+    static TABLES: RefCell<Vec<FormTable>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The operators the rules call, on interned ids.
+mod ops {
+    use super::{FormTable, TABLES, UNKNOWN, affine};
+
+    fn with<R>(default: R, f: impl FnOnce(&mut FormTable) -> R) -> R {
+        TABLES.with(|t| match t.borrow_mut().last_mut() {
+            Some(table) => f(table),
+            None => default,
+        })
+    }
+
+    pub fn unary(e: u32, op: u8, x: u32) -> u32 {
+        with(UNKNOWN, |t| {
+            let a = affine::unary(op, t.get(x));
+            t.candidate(e, a)
+        })
+    }
+
+    pub fn binary(e: u32, op: u8, x: u32, y: u32, a: u32, b: u32, uniform: bool) -> u32 {
+        with(UNKNOWN, |t| {
+            let r = affine::binary(
+                op,
+                t.get(x),
+                t.get(y),
+                t.texts.get(&a).map(String::as_str),
+                t.texts.get(&b).map(String::as_str),
+                uniform,
+                t.warp_aligned,
+            );
+            t.candidate(e, r)
+        })
+    }
+
+    pub fn widen(u: u32, x: u32) -> u32 {
+        with(UNKNOWN, |t| {
+            let a = affine::widen(t.get(x));
+            t.candidate(u, a)
+        })
+    }
+
+    pub fn candidate(e: u32, x: u32) -> u32 {
+        with(UNKNOWN, |t| {
+            let a = t.get(x).clone();
+            t.candidate(e, a)
+        })
+    }
+
+    pub fn same_coefs(x: u32, y: u32) -> bool {
+        with(false, |t| t.get(x).coef == t.get(y).coef)
+    }
+}
+
+/// The Datalog program (crepe generates undocumented items).
+#[allow(missing_docs)]
+mod program {
+    use super::{INVARIANT, UNKNOWN, ops};
+    use crepe::crepe;
+
+    crepe! {
+        @input
+        pub struct Leaf(pub u32, pub u32);
+        @input
+        pub struct Same(pub u32, pub u32);
+        @input
+        pub struct Op1(pub u32, pub u8, pub u32);
+        @input
+        pub struct Op2(pub u32, pub u8, pub u32, pub u32, pub bool);
+        @input
+        pub struct DefValue(pub u32, pub u32);
+        @input
+        pub struct NoValue(pub u32);
+        @input
+        pub struct Reaches(pub u32, pub u32);
+        @input
+        pub struct BackReach(pub u32, pub u32);
+        @input
+        pub struct Carried(pub u32);
+        @input
+        pub struct DefUnder(pub u32, pub u32);
+        @input
+        pub struct UseUnder(pub u32, pub u32);
+        @input
+        pub struct ThreadDep(pub u32);
+
+        @output
+        pub struct Form(pub u32, pub u32);
+
+        struct DefForm(u32, u32);
+        struct Diverged(u32);
+
+        Form(e, f) <- Leaf(e, f);
+        Form(e, g) <- Same(e, a), Form(a, f), let g = ops::candidate(e, f);
+        Form(e, g) <- Op1(e, op, a), Form(a, f), let g = ops::unary(e, op, f);
+        Form(e, g) <- Op2(e, op, a, b, uni), Form(a, x), Form(b, y),
+            let g = ops::binary(e, op, x, y, a, b, uni);
+
+        DefForm(d, f) <- DefValue(d, e), Form(e, f);
+        DefForm(d, INVARIANT) <- NoValue(d);
+
+        // The merge rule.
+        Diverged(u) <- Reaches(u, d), DefUnder(d, c), ThreadDep(c), !UseUnder(u, c);
+        Form(u, UNKNOWN) <- Diverged(u);
+
+        // Straight-line and merged values.
+        Form(u, g) <- Reaches(u, d), !Carried(u), DefForm(d, f), let g = ops::candidate(u, f);
+        // Loop heads: the entry values, widened; a back-edge value with other
+        // thread coefficients makes the read unknown.
+        Form(u, g) <- Carried(u), Reaches(u, d), !BackReach(u, d), DefForm(d, f),
+            let g = ops::widen(u, f);
+        Form(u, UNKNOWN) <- BackReach(u, d), DefForm(d, f), Form(u, g),
+            (!ops::same_coefs(f, g));
+    }
+}
+
+/// The affine forms of one function's expressions.
+pub struct AffineCx<'a> {
+    f: &'a Function,
+    forms: Vec<Affine>,
+}
+
+impl<'a> AffineCx<'a> {
+    /// Run the stride program on `f`.
+    pub fn new(
+        f: &'a Function,
+        r: &'a Relations,
+        u: &'a Uniformity,
+        launch: LaunchDims,
+        callees: &'a super::Callees,
+    ) -> Self {
+        let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+        TABLES.with(|t| t.borrow_mut().push(FormTable::new(warp_aligned)));
+        let candidates = run(f, r, u, &launch, callees);
+        let table = TABLES.with(|t| t.borrow_mut().pop());
+        let mut forms: Vec<Option<Affine>> = vec![None; f.exprs.len()];
+        if let Some(table) = table {
+            for (e, id) in candidates {
+                let Some(slot) = forms.get_mut(e as usize) else {
+                    continue;
+                };
+                let a = table.get(id);
+                *slot = Some(match slot.take() {
+                    None => a.clone(),
+                    Some(prev) => prev.join(a),
+                });
+            }
+        }
+        let forms = forms
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| a.unwrap_or_else(|| affine::opaque(u.is_uniform(i as u32))))
+            .collect();
+        AffineCx { f, forms }
+    }
+
+    /// For an access whose base is a local pointer variable, the affine
+    /// form of that pointer's value (its offset from the array it points
+    /// into, in elements); `None` for arrays and parameters.
+    pub fn local_pointer_form(&self, a: &crate::ir::Access) -> Option<Affine> {
+        let v = a.var?;
+        let var = self.f.var(v);
+        if var.param_position.is_some() || !matches!(var.ty, crate::ir::Type::Pointer(_)) {
+            return None;
+        }
+        let mut stack = vec![a.expr];
+        while let Some(x) = stack.pop() {
+            if matches!(self.f.expr(x).kind, ExprKind::Var(w) if w == v) {
+                return Some(self.form(x));
+            }
+            stack.extend(self.f.child_exprs(x));
+        }
+        None
+    }
+
+    /// The affine form of expression `e` (the join of its candidates).
+    pub fn form(&self, e: ExprId) -> Affine {
+        self.forms
+            .get(e.0 as usize)
+            .cloned()
+            .unwrap_or_else(Affine::unknown_form)
+    }
+}
+
+/// Build the input relations, run the program, return `(expr, form id)`.
+fn run(
+    f: &Function,
+    r: &Relations,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    callees: &super::Callees,
+) -> Vec<(u32, u32)> {
+    use program::*;
+    let mut rt = Crepe::new();
+    let leaf =
+        |a: Affine| TABLES.with(|t| t.borrow_mut().last_mut().map_or(UNKNOWN, |t| t.intern(a)));
+    let name = |e: ExprId| {
+        let text = f.expr_text(e);
+        TABLES.with(|t| {
+            if let Some(t) = t.borrow_mut().last_mut() {
+                t.texts.insert(e.0, text);
+            }
+        });
+    };
+    let has_reach: std::collections::HashSet<u32> =
+        r.flow.reaches.iter().map(|&(u, _)| u).collect();
+    for (i, ex) in f.exprs.iter().enumerate() {
+        let e = i as u32;
+        let uni = u.is_uniform(e);
+        let opaque = || Leaf(e, if uni { INVARIANT } else { UNKNOWN });
+        match &ex.kind {
+            ExprKind::Int(v) => rt.extend([Leaf(e, leaf(affine::constant(*v)))]),
+            ExprKind::Bool(b) => rt.extend([Leaf(e, leaf(affine::constant(*b as i64)))]),
+            ExprKind::SizeOf(Some(n)) => rt.extend([Leaf(e, leaf(affine::constant(*n as i64)))]),
+            ExprKind::Builtin(Builtin::ThreadIdx(d)) => {
+                rt.extend([Leaf(e, leaf(affine::thread_index(*d)))])
+            }
+            ExprKind::Builtin(Builtin::BlockDim(d)) => {
+                let i = match d {
+                    crate::ir::Dim::X => 0,
+                    crate::ir::Dim::Y => 1,
+                    crate::ir::Dim::Z => 2,
+                };
+                rt.extend([match launch.block[i] {
+                    Some(v) => Leaf(e, leaf(affine::constant(v as i64))),
+                    None => Leaf(e, INVARIANT),
+                }])
+            }
+            ExprKind::Builtin(Builtin::WarpSize) => {
+                rt.extend([Leaf(e, leaf(affine::constant(32)))])
+            }
+            ExprKind::Builtin(Builtin::BlockIdx(_)) => {
+                rt.extend([Leaf(e, leaf(affine::block_index()))])
+            }
+            ExprKind::TemplateParam(p) => rt.extend([
+                match launch.template_values.get(*p as usize).copied().flatten() {
+                    Some(v) => Leaf(e, leaf(affine::constant(v))),
+                    None => opaque(),
+                },
+            ]),
+            ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => rt.extend([Same(e, a.0)]),
+            ExprKind::Unary(UnOp::Neg, a) => rt.extend([Op1(e, op::NEG, a.0)]),
+            ExprKind::Binary(b, x, y) => match binop(*b) {
+                Some(o) => {
+                    if o == op::MUL {
+                        name(*x);
+                        name(*y);
+                    }
+                    rt.extend([Op2(e, o, x.0, y.0, uni)])
+                }
+                None => rt.extend([opaque()]),
+            },
+            ExprKind::Call { callee, args, .. }
+                if (callee == "__mul24" || callee == "__umul24") && args.len() == 2 =>
+            {
+                name(args[0]);
+                name(args[1]);
+                rt.extend([Op2(e, op::MUL, args[0].0, args[1].0, uni)])
+            }
+            ExprKind::Call { callee, args, .. } if args.is_empty() => {
+                match callees.get(callee).and_then(|s| s.form.clone()) {
+                    Some(form) => rt.extend([Leaf(e, leaf(form))]),
+                    None => rt.extend([opaque()]),
+                }
+            }
+            // Reads: through the definitions that reach them; a read that
+            // no definition reaches is opaque.
+            ExprKind::Var(_) => {
+                if !has_reach.contains(&e) {
+                    rt.extend([opaque()])
+                }
+            }
+            ExprKind::Assign { op: None, rhs, .. } => rt.extend([Same(e, rhs.0)]),
+            ExprKind::Assign {
+                op: Some(b),
+                lhs,
+                rhs,
+            } => match binop(*b).filter(|o| matches!(*o, op::ADD | op::SUB | op::MUL)) {
+                Some(o) => {
+                    if o == op::MUL {
+                        name(*lhs);
+                        name(*rhs);
+                    }
+                    rt.extend([Op2(e, o, lhs.0, rhs.0, uni)])
+                }
+                None => rt.extend([opaque()]),
+            },
+            ExprKind::IncDec {
+                target, increment, ..
+            } => rt.extend([Op1(e, if *increment { op::INC } else { op::DEC }, target.0)]),
+            _ => rt.extend([opaque()]),
+        }
+    }
+    let with_value: std::collections::HashSet<u32> =
+        r.flow.def_value.iter().map(|&(d, _)| d).collect();
+    rt.extend(r.flow.def_value.iter().map(|&(d, e)| DefValue(d, e)));
+    rt.extend(
+        r.flow
+            .def_var
+            .iter()
+            .filter(|(d, _)| !with_value.contains(d))
+            .map(|&(d, _)| NoValue(d)),
+    );
+    rt.extend(r.flow.reaches.iter().map(|&(u, d)| Reaches(u, d)));
+    rt.extend(r.flow.back_reaches.iter().map(|&(u, d)| BackReach(u, d)));
+    rt.extend(r.flow.back_reaches.iter().map(|&(u, _)| Carried(u)));
+    rt.extend(r.flow.def_under.iter().map(|&(d, c)| DefUnder(d, c)));
+    rt.extend(r.flow.use_under.iter().map(|&(u, c)| UseUnder(u, c)));
+    let mut conds: Vec<u32> = r.flow.def_under.iter().map(|&(_, c)| c).collect();
+    conds.sort_unstable();
+    conds.dedup();
+    rt.extend(
+        conds
+            .into_iter()
+            .filter(|c| !u.is_uniform(*c))
+            .map(ThreadDep),
+    );
+    let (forms,) = rt.run();
+    forms.into_iter().map(|Form(e, f)| (e, f)).collect()
+}
+
+/// The stride program's operator for a binary operator, if it has one.
+fn binop(b: BinOp) -> Option<u8> {
+    Some(match b {
+        BinOp::Add => op::ADD,
+        BinOp::Sub => op::SUB,
+        BinOp::Mul => op::MUL,
+        BinOp::Shl => op::SHL,
+        BinOp::Div => op::DIV,
+        BinOp::Rem => op::REM,
+        BinOp::Shr => op::SHR,
+        _ => return None,
+    })
+}
