@@ -162,6 +162,36 @@ impl Affine {
         self.scale(&Scale::Int(k), None)
     }
 
+    /// A form counting units of `from` bytes, re-expressed in units of `to`
+    /// bytes; `None` when neither unit divides the other. Coefficients or
+    /// offsets that are not whole units of `to` become unknown.
+    pub fn rescale(&self, from: u64, to: u64) -> Option<Affine> {
+        if from == to || from == 0 || to == 0 {
+            return Some(self.clone());
+        }
+        if from % to == 0 {
+            return Some(self.times((from / to) as i64));
+        }
+        if to % from != 0 {
+            return None;
+        }
+        let r = (to / from) as i64;
+        Some(Affine {
+            coef: std::array::from_fn(|i| match &self.coef[i] {
+                Coef::Int(c) if c % r == 0 => Coef::Int(c / r),
+                Coef::Int(_) | Coef::Unknown => Coef::Unknown,
+                Coef::Sym(s) => Coef::Sym(format!("({s})/{r}")),
+            }),
+            offset: self.offset.filter(|o| o % r == 0).map(|o| o / r),
+            rest_multiple: match self.rest_multiple {
+                0 => 0,
+                m if m % r as u64 == 0 => m / r as u64,
+                _ => 1,
+            },
+            grid_offset: self.grid_offset,
+        })
+    }
+
     /// `self + o`.
     pub fn add_form(&self, o: &Affine) -> Affine {
         self.add(o)

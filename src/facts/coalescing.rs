@@ -61,11 +61,24 @@ pub fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
 /// multi-dimensional arrays with known extents). For an access through a
 /// local pointer (`T* p = base + off; p[i]` or `p->f`), the pointer's own
 /// offset is added: the address is `base + off + i`.
+///
+/// The pointer's offset counts its own pointee type; an access through a
+/// cast (`*(uint32_t*)p` with `uint8_t* p`) counts the accessed element, so
+/// the offset is converted (`None` when the units do not divide).
 pub fn index_form(cx: &AffineCx<'_>, a: &Access) -> Option<Affine> {
     let pointer = cx.local_pointer_form(a);
     let form = subscript_form(cx, a)?;
     Some(match pointer {
-        Some(p) => form.add_form(&p),
+        Some(p) => {
+            let pointee = a
+                .var
+                .and_then(|v| cx.function().var(v).ty.element().and_then(|t| t.bytes()));
+            let p = match (pointee, a.elem_bytes) {
+                (Some(from), Some(to)) => p.rescale(from, to)?,
+                _ => p,
+            };
+            form.add_form(&p)
+        }
         None => form,
     })
 }

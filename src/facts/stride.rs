@@ -288,6 +288,11 @@ impl<'a> AffineCx<'a> {
         None
     }
 
+    /// The function the forms belong to.
+    pub fn function(&self) -> &'a Function {
+        self.f
+    }
+
     /// The affine form of expression `e` (the join of its candidates).
     pub fn form(&self, e: ExprId) -> Affine {
         self.forms
