@@ -29,6 +29,7 @@ pub fn shared_costs(
     u: &Uniformity,
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
+    active: &super::lanes::ActiveLanes,
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<SharedAccessCost> {
     let lanes = super::coalescing::lanes(launch);
@@ -62,26 +63,40 @@ pub fn shared_costs(
             Coef::Int(c) => Some(*c),
             _ => None,
         };
-        let cy_needed = lanes.iter().any(|l| l.1 != 0);
-        let (Some(cxk), cy) = (coef(0), coef(1)) else {
+        let Some(cxk) = coef(0) else {
             out.push(unknown);
             continue;
         };
-        if cy_needed && cy.is_none() {
+        let field = a.field_offset.unwrap_or(0) as i64;
+        // The degree for one warp's active lanes (None: a y coefficient is
+        // needed and unknown).
+        let warp_degree = |lanes: &[(i64, i64)]| -> Option<u32> {
+            let cy = match coef(1) {
+                Some(c) => c,
+                None if lanes.iter().all(|l| l.1 == 0) => 0,
+                None => return None,
+            };
+            let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
+            for (lx, ly) in lanes {
+                let byte = (cxk * lx + cy * ly) * elem as i64 + field;
+                for w in 0..words_per_lane as i64 {
+                    let word = byte.div_euclid(4) + w;
+                    banks.entry(word.rem_euclid(32)).or_default().insert(word);
+                }
+            }
+            Some(banks.values().map(|s| s.len() as u32).max().unwrap_or(1))
+        };
+        let degree = match active.warps(a.stmt) {
+            Some(warps) => warps
+                .iter()
+                .map(|w| warp_degree(w))
+                .try_fold(1u32, |m, d| d.map(|d| m.max(d))),
+            None => warp_degree(&lanes),
+        };
+        let Some(degree) = degree else {
             out.push(unknown);
             continue;
-        }
-        let cy = cy.unwrap_or(0);
-        let field = a.field_offset.unwrap_or(0) as i64;
-        let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
-        for (lx, ly) in &lanes {
-            let byte = (cxk * lx + cy * ly) * elem as i64 + field;
-            for w in 0..words_per_lane as i64 {
-                let word = byte.div_euclid(4) + w;
-                banks.entry(word.rem_euclid(32)).or_default().insert(word);
-            }
-        }
-        let degree = banks.values().map(|s| s.len() as u32).max().unwrap_or(1);
+        };
         out.push(SharedAccessCost {
             access: i,
             degree: Some(degree),

@@ -12,6 +12,7 @@ pub mod coalescing;
 pub mod dataflow;
 pub mod divergence;
 pub mod intervals;
+pub mod lanes;
 pub mod launch;
 pub mod relations;
 pub mod stride;
@@ -63,7 +64,8 @@ impl Analysis {
         let global = coalescing::global_costs(f, &uniformity, &cx, &launch, &|a| {
             single_thread.contains(&a.stmt.0)
         });
-        let shared = banks::shared_costs(f, &uniformity, &cx, &launch, &|a| {
+        let active = lanes::ActiveLanes::compute(f, &cx, &launch);
+        let shared = banks::shared_costs(f, &uniformity, &cx, &launch, &active, &|a| {
             single_thread.contains(&a.stmt.0)
         });
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);

@@ -728,3 +728,25 @@ fn template_values_from_launch_sites_are_constants() {
     let known = index_form_of(src, b, "a[threadIdx.x * TILE]");
     assert_eq!(known.coef[0], Coef::Int(4));
 }
+
+#[test]
+fn bank_degrees_count_only_the_lanes_a_branch_lets_through() {
+    // LU decomposition's perimeter kernel: 32 threads, the upper half walks
+    // columns of a 16x16 tile. 16 active lanes over 2 banks: 8-way, not the
+    // 16-way a full warp with that stride would give.
+    let src = "__global__ void k(float* m) {\n\
+      __shared__ float col[16][16];\n\
+      int idx;\n\
+      if (threadIdx.x < 16) { idx = threadIdx.x; col[0][idx] = 1; }\n\
+      else { idx = threadIdx.x - 16; col[idx][3] = 2; }\n\
+      if (threadIdx.x >= 8 && threadIdx.x < 12) col[threadIdx.x][0] = 3;\n\
+      col[threadIdx.x % 16][1] = 4;\n\
+    }\n";
+    let d = degrees(src, [32, 1, 1]);
+    assert!(d.contains(&("col[0][idx]".to_string(), Some(1))), "{d:?}");
+    assert!(d.contains(&("col[idx][3]".to_string(), Some(8))), "{d:?}");
+    assert!(
+        d.contains(&("col[threadIdx.x][0]".to_string(), Some(2))),
+        "4 lanes, stride 16 words: banks 0 and 16 twice each: {d:?}"
+    );
+}

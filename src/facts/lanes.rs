@@ -1,0 +1,162 @@
+//! Active lanes: which threads of each warp execute a statement, when the
+//! enclosing conditions compare thread indices with constants
+//! (`if (threadIdx.x < 16)`, the `else` of it, `tx >= 8 && tx < 24`).
+//!
+//! With the block dimensions known, every warp of the block is enumerated
+//! (threads numbered x fastest, 32 to a warp) and each thread is tested
+//! against the conditions whose affine forms are fully known (integer
+//! coefficients, known constant). Conditions that are not (data, unknown
+//! bounds, loop counters) do not restrict: the lanes found are a superset of
+//! the active ones, so costs computed from them are upper bounds.
+
+use super::affine::{Affine, Coef};
+use super::barriers::LaunchDims;
+use super::stride::AffineCx;
+use crate::ir::{BinOp, ExprId, ExprKind, Function, StmtId, StmtKind, UnOp};
+use std::collections::HashMap;
+
+/// The active lanes of one warp: coordinates relative to the warp's first
+/// thread, `(x, y)` as in [`super::coalescing::lanes`].
+pub type Warp = Vec<(i64, i64)>;
+
+/// A condition on the thread index: `value(tx, ty, tz) op 0` must hold
+/// (`holds` = false for the `else` side).
+#[derive(Clone, Debug)]
+struct Test {
+    form: Affine,
+    op: BinOp,
+    holds: bool,
+}
+
+impl Test {
+    fn eval(&self, t: [i64; 3]) -> bool {
+        let mut v = self.form.offset.unwrap_or(0);
+        for (d, c) in self.form.coef.iter().enumerate() {
+            if let Coef::Int(k) = c {
+                v += k * t[d];
+            }
+        }
+        let r = match self.op {
+            BinOp::Lt => v < 0,
+            BinOp::Le => v <= 0,
+            BinOp::Gt => v > 0,
+            BinOp::Ge => v >= 0,
+            BinOp::Eq => v == 0,
+            BinOp::Ne => v != 0,
+            _ => true,
+        };
+        r == self.holds
+    }
+}
+
+/// Statements whose enclosing conditions restrict the lanes, with those
+/// conditions.
+pub struct ActiveLanes {
+    tests: HashMap<u32, Vec<Test>>,
+    block: Option<[i64; 3]>,
+}
+
+impl ActiveLanes {
+    /// Collect the evaluable conditions enclosing each statement of `f`.
+    pub fn compute(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims) -> ActiveLanes {
+        let block = match launch.block {
+            [Some(x), Some(y), Some(z)] if x > 0 && y > 0 && z > 0 => {
+                Some([x as i64, y as i64, z as i64])
+            }
+            _ => None,
+        };
+        let mut out = ActiveLanes {
+            tests: HashMap::new(),
+            block,
+        };
+        if block.is_some()
+            && let Some(b) = f.body
+        {
+            out.walk(f, cx, b, &mut Vec::new());
+        }
+        out
+    }
+
+    fn walk(&mut self, f: &Function, cx: &AffineCx<'_>, s: StmtId, tests: &mut Vec<Test>) {
+        if !tests.is_empty() {
+            self.tests.insert(s.0, tests.clone());
+        }
+        if let StmtKind::If { cond, then, els } = &f.stmt(s).kind {
+            let n = tests.len();
+            collect(f, cx, *cond, true, tests);
+            self.walk(f, cx, *then, tests);
+            tests.truncate(n);
+            if let Some(e) = els {
+                collect(f, cx, *cond, false, tests);
+                self.walk(f, cx, *e, tests);
+                tests.truncate(n);
+            }
+            return;
+        }
+        for c in f.child_stmts(s) {
+            self.walk(f, cx, c, tests);
+        }
+    }
+
+    /// The warps of the block that execute statement `s`, each with its
+    /// active lanes; `None` when no enclosing condition restricts them (every
+    /// warp is full).
+    pub fn warps(&self, s: StmtId) -> Option<Vec<Warp>> {
+        let tests = self.tests.get(&s.0)?;
+        let [bx, by, bz] = self.block?;
+        let threads = bx * by * bz;
+        let mut warps = Vec::new();
+        for w in 0..((threads + 31) / 32).min(64) {
+            let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
+            let first = coord(32 * w);
+            let all: Vec<[i64; 3]> = (32 * w..(32 * w + 32).min(threads)).map(coord).collect();
+            if all.iter().any(|t| t[2] != first[2]) {
+                // A warp spanning z slices: not modelled (lanes are (x, y)).
+                return None;
+            }
+            let lanes: Warp = all
+                .into_iter()
+                .filter(|t| tests.iter().all(|c| c.eval(*t)))
+                .map(|t| (t[0] - first[0], t[1] - first[1]))
+                .collect();
+            if !lanes.is_empty() {
+                warps.push(lanes);
+            }
+        }
+        Some(warps)
+    }
+}
+
+/// Add the tests `cond` (or its negation) implies.
+fn collect(f: &Function, cx: &AffineCx<'_>, cond: ExprId, holds: bool, out: &mut Vec<Test>) {
+    match &f.expr(cond).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) if holds => {
+            collect(f, cx, *a, true, out);
+            collect(f, cx, *b, true, out);
+        }
+        ExprKind::Binary(BinOp::LogOr, a, b) if !holds => {
+            collect(f, cx, *a, false, out);
+            collect(f, cx, *b, false, out);
+        }
+        ExprKind::Unary(UnOp::Not, a) => collect(f, cx, *a, !holds, out),
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let diff = cx.form(*a).add_form(&cx.form(*b).times(-1));
+            let known = diff.offset.is_some()
+                && diff.rest_multiple == 0
+                && diff.coef.iter().all(|c| matches!(c, Coef::Int(_)))
+                && !diff.is_invariant();
+            if known {
+                out.push(Test {
+                    form: diff,
+                    op: *op,
+                    holds,
+                });
+            }
+        }
+        _ => {}
+    }
+}
