@@ -13,14 +13,22 @@
 //! - [`function_ir`]: item → lowered [`Function`] (reads only the item's text,
 //!   kind and scope, so editing another function never re-runs it);
 //! - [`function_facts`]: item → [`FunctionFacts`], the per-function summary
-//!   written to the store.
+//!   written to the store;
+//! - [`launch_dims`]: kernel name → block dimensions and template argument
+//!   values agreed by all its launch sites;
+//! - [`call_graph`]: callee name → calling kernels and device functions;
+//! - [`device_launch_dims`]: device function name → the block dimensions the
+//!   kernels that reach it agree on;
+//! - [`function_analysis`]: item → the `facts` of one function.
 
 use crate::facts::LaunchDims;
+use crate::facts::barriers::MAX_TEMPLATE_VALUES;
+use crate::facts::launch::agree;
 use crate::frontend::lower::lower_function;
 use crate::frontend::scan::scan_file;
 use crate::frontend::{FileScan, Scope};
 use crate::ir::{Function, FunctionKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -294,52 +302,212 @@ pub struct KernelName<'db> {
     pub name: String,
 }
 
-/// Block dimensions of the launches of kernel `name` across the workspace:
-/// a dimension is known when every launch site that names the kernel gives
-/// it the same constant value. With no launch site at all, the configured
-/// default (`[launch] block`) applies.
+/// Launch dimensions of kernel `name` from all its launch sites across the
+/// workspace.
+///
+/// - `block`: a dimension is known when every launch site that names the
+///   kernel gives it the same constant value. With no launch site at all, the
+///   configured default (`[launch] block`) applies.
+/// - `template_values`: the value of the kernel's non-type template parameter
+///   at each position (of `Function::template_params`) when every launch site
+///   writes a template argument there that evaluates to the same integer in
+///   the launching function (see [`template_arg_value`]); `None` for type
+///   parameters, positions after a pack or an unnamed parameter, defaulted or
+///   deduced arguments, arguments that are not constant, sites that disagree,
+///   and kernels with no launch site or no definition in the workspace.
 #[salsa::tracked(returns(copy))]
 pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
     let kernel = name.name(db);
     let ws = db.workspace();
-    let mut seen: Option<[Option<u32>; 3]> = None;
+    let mut seen: Option<LaunchDims> = None;
+    // Positions whose argument gives a tracked non-type parameter, agreed by
+    // every definition of the kernel (`None`: no definition seen yet).
+    let mut slots: Option<[bool; MAX_TEMPLATE_VALUES]> = None;
     for file in ws.files(db).values() {
-        if !crate::workspace::is_source(file.path(db)) {
-            continue;
-        }
+        let is_source = crate::workspace::is_source(file.path(db));
         for item in items(db, *file) {
             if !item.text(db).contains(kernel.as_str()) {
                 continue;
             }
+            let is_definition = item.kind(db) == FunctionKind::Kernel && item.name(db) == kernel;
+            if !is_source && !is_definition {
+                continue;
+            }
             let f = function_ir(db, *item);
+            if is_definition {
+                let s =
+                    crate::facts::launch::template_value_slots(item.text(db), &f.template_params);
+                slots = Some(match slots {
+                    None => s,
+                    Some(prev) => std::array::from_fn(|i| prev[i] && s[i]),
+                });
+            }
+            if !is_source {
+                continue;
+            }
             for l in f.launches.iter().filter(|l| &l.kernel == kernel) {
-                let dims = l
+                let block = l
                     .block
                     .map(|b| crate::facts::launch::block_dims(&f, b))
                     .unwrap_or([None; 3]);
+                let template_values = std::array::from_fn(|i| {
+                    l.template_args
+                        .get(i)
+                        .and_then(|a| template_arg_value(a, &f, item.scope(db)))
+                });
+                let dims = LaunchDims {
+                    block,
+                    template_values,
+                };
                 seen = Some(match seen {
                     None => dims,
-                    Some(prev) => {
-                        std::array::from_fn(|i| if prev[i] == dims[i] { prev[i] } else { None })
-                    }
+                    Some(prev) => LaunchDims {
+                        block: agree(prev.block, dims.block),
+                        template_values: agree(prev.template_values, dims.template_values),
+                    },
                 });
             }
         }
     }
-    LaunchDims::with_block(seen.unwrap_or_else(|| ws.default_block(db).map(Some)))
+    match seen {
+        Some(mut dims) => {
+            let slots = slots.unwrap_or([false; MAX_TEMPLATE_VALUES]);
+            for (v, keep) in dims.template_values.iter_mut().zip(slots) {
+                if !keep {
+                    *v = None;
+                }
+            }
+            dims
+        }
+        None => LaunchDims::with_block(ws.default_block(db).map(Some)),
+    }
+}
+
+/// The integer value of a template argument `arg` (its text as written at a
+/// launch site) in the launching function `f`, whose definition sees
+/// `scope`: object-like macros are expanded first (as the preprocessor
+/// would), then each remaining name is replaced by its value — a local of
+/// `f` defined once by a constant expression (`const int BS = 128;`), else a
+/// file-scope `const`/`constexpr` integer or enumerator — and the result is
+/// evaluated as a constant integer expression (literals with suffixes and
+/// bases, `true`/`false`, arithmetic, comparisons, `?:`). A name that is a
+/// parameter, template parameter or non-constant local of `f` makes the
+/// value unknown, as does anything else that is not an integer constant
+/// (types, `sizeof`, casts, function calls, qualified names).
+pub fn template_arg_value(arg: &str, f: &Function, scope: &Scope) -> Option<i64> {
+    use crate::facts::launch::{LocalName, local_name};
+    let expanded = scope.macros.expand_text(arg);
+    let mut out = String::with_capacity(expanded.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| -> Option<()> {
+        if word.is_empty() {
+            return Some(());
+        }
+        let starts_ident = word
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if starts_ident && word != "true" && word != "false" {
+            match local_name(f, word) {
+                LocalName::Const(v) => out.push_str(&format!("({v})")),
+                LocalName::Unknown => return None,
+                LocalName::NotLocal => match scope.constants.get(word.as_str()) {
+                    Some(v) => out.push_str(&format!("({v})")),
+                    None => out.push_str(word),
+                },
+            }
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+        Some(())
+    };
+    for c in expanded.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out)?;
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out)?;
+    scope.macros.eval_int(&out)
+}
+
+/// Callers of each function name, from the `calls` of every kernel and
+/// device function in the workspace: callee name (unqualified, as
+/// `Function::calls` names it without `ns::`) → (caller name, whether the
+/// caller is a kernel). Host callers are left out: they do not run on the
+/// device. Calls are matched by name only, so overloads and same-named
+/// methods count as callers too (more callers only make the agreement of
+/// their launch dimensions more conservative).
+#[salsa::tracked(returns(clone))]
+pub fn call_graph(db: &dyn Db) -> Arc<BTreeMap<String, BTreeSet<(String, bool)>>> {
+    let mut out: BTreeMap<String, BTreeSet<(String, bool)>> = BTreeMap::new();
+    for file in db.workspace().files(db).values() {
+        for item in items(db, *file) {
+            let kind = item.kind(db);
+            if kind == FunctionKind::Host {
+                continue;
+            }
+            let f = function_ir(db, *item);
+            for c in &f.calls {
+                let callee = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+                out.entry(callee.to_string())
+                    .or_default()
+                    .insert((item.name(db).clone(), kind == FunctionKind::Kernel));
+            }
+        }
+    }
+    Arc::new(out)
+}
+
+/// Launch dimensions of the device function(s) named `name`: the agreement
+/// (element-wise equal, else unknown) of the block dimensions of every kernel
+/// that calls it, directly or through other device functions. Callers are
+/// collected by a worklist over [`call_graph`] (recursion and cycles among
+/// device functions are visited once). With no calling kernel in the
+/// workspace the configured default block applies, as for a kernel without
+/// launch sites. Template values are never known for device functions.
+#[salsa::tracked(returns(copy))]
+pub fn device_launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
+    let graph = call_graph(db);
+    let mut visited: BTreeSet<&str> = BTreeSet::from([name.name(db).as_str()]);
+    let mut work: Vec<&str> = vec![name.name(db).as_str()];
+    let mut kernels: BTreeSet<&str> = BTreeSet::new();
+    while let Some(n) = work.pop() {
+        for (caller, is_kernel) in graph.get(n).into_iter().flatten() {
+            if *is_kernel {
+                kernels.insert(caller);
+            } else if visited.insert(caller) {
+                work.push(caller);
+            }
+        }
+    }
+    let mut block: Option<[Option<u32>; 3]> = None;
+    for k in kernels {
+        let b = launch_dims(db, KernelName::new(db, k.to_string())).block;
+        block = Some(match block {
+            None => b,
+            Some(prev) => agree(prev, b),
+        });
+    }
+    LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)))
 }
 
 /// Facts and verdicts of one function: uniformity and divergent barriers.
+/// Kernels are analysed with [`launch_dims`], device functions with
+/// [`device_launch_dims`].
 #[salsa::tracked(returns(clone))]
 pub fn function_analysis<'db>(
     db: &'db dyn Db,
     item: FunctionItem<'db>,
 ) -> Arc<crate::facts::Analysis> {
     let f = function_ir(db, item);
-    let launch = if item.kind(db) == FunctionKind::Kernel {
-        launch_dims(db, KernelName::new(db, item.name(db).clone()))
-    } else {
-        LaunchDims::default()
+    let launch = match item.kind(db) {
+        FunctionKind::Kernel => launch_dims(db, KernelName::new(db, item.name(db).clone())),
+        FunctionKind::Device => device_launch_dims(db, KernelName::new(db, item.name(db).clone())),
+        FunctionKind::Host => LaunchDims::default(),
     };
     let mut callees = crate::facts::Callees::new();
     for c in &f.calls {

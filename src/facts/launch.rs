@@ -1,6 +1,8 @@
-//! Constant launch dimensions from a launch site's block expression.
+//! Constant launch dimensions from a launch site's block expression, and the
+//! helpers that map a launch's template arguments to the kernel's non-type
+//! template parameters.
 
-use super::barriers::{const_value, single_def};
+use super::barriers::{MAX_TEMPLATE_VALUES, const_value, single_def};
 use crate::ir::{ExprId, ExprKind, Function};
 
 /// The block dimensions an expression denotes: an integer (`256`), a
@@ -24,5 +26,170 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
             Some(v) => [Some(v), Some(1), Some(1)],
             None => [None; 3],
         },
+    }
+}
+
+/// Element-wise agreement: a position keeps its value when both sides hold
+/// the same one, else it becomes unknown.
+pub fn agree<T: PartialEq + Copy, const N: usize>(
+    a: [Option<T>; N],
+    b: [Option<T>; N],
+) -> [Option<T>; N] {
+    std::array::from_fn(|i| if a[i] == b[i] { a[i] } else { None })
+}
+
+/// What a name means in a launching function `f`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalName {
+    /// Not a parameter, local or template parameter of `f`.
+    NotLocal,
+    /// A local whose only definition is a constant (`const int BS = 128;`),
+    /// with that value (every local of that name, if shadowed, agrees).
+    Const(i64),
+    /// A parameter, template parameter or non-constant local: it hides any
+    /// global of the same name and has no known value.
+    Unknown,
+}
+
+/// The meaning of `name` in `f` (see [`LocalName`]).
+pub fn local_name(f: &Function, name: &str) -> LocalName {
+    if f.template_params.iter().any(|p| p.name == name) {
+        return LocalName::Unknown;
+    }
+    let mut out = LocalName::NotLocal;
+    for (i, v) in f.vars.iter().enumerate() {
+        if v.name != name {
+            continue;
+        }
+        let value = if v.param_position.is_some() {
+            None
+        } else {
+            u32::try_from(i)
+                .ok()
+                .and_then(|i| single_def(f, i))
+                .and_then(|init| const_value(f, init))
+        };
+        out = match (out, value) {
+            (LocalName::NotLocal, Some(x)) => LocalName::Const(x),
+            (LocalName::Const(y), Some(x)) if x == y => LocalName::Const(x),
+            _ => return LocalName::Unknown,
+        };
+    }
+    out
+}
+
+/// Which template arguments of a launch of the kernel defined by `def_text`
+/// (whose lowered template parameters are `params`) give the value of a
+/// non-type parameter at the same position of `params`.
+///
+/// Arguments map to parameters by position, so the mapping is trusted only
+/// up to the first parameter that the lowering did not record as written:
+/// a pack (`typename... Ts`, `int... Ns`: it takes every further argument)
+/// or an unnamed parameter (`template <int, int N>`: the lowering drops it,
+/// which would shift the positions after it). Type parameters are `false`.
+pub fn template_value_slots(
+    def_text: &str,
+    params: &[crate::ir::TemplateParam],
+) -> [bool; MAX_TEMPLATE_VALUES] {
+    let mut out = [false; MAX_TEMPLATE_VALUES];
+    let Some(pieces) = template_header(def_text) else {
+        return out;
+    };
+    for (i, piece) in pieces.iter().enumerate().take(MAX_TEMPLATE_VALUES) {
+        let Some(p) = params.get(i) else { break };
+        if piece.contains("...") || !has_word(piece, &p.name) {
+            break;
+        }
+        out[i] = !p.is_type;
+    }
+    out
+}
+
+/// The parameters of the `template <…>` prefix of a definition's text, split
+/// at top-level commas (`None` when the text has no such prefix).
+fn template_header(text: &str) -> Option<Vec<&str>> {
+    let rest = text.trim_start().strip_prefix("template")?.trim_start();
+    let body = rest.strip_prefix('<')?;
+    let (mut angle, mut paren) = (0i32, 0i32);
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (i, c) in body.char_indices() {
+        match c {
+            '(' | '[' | '{' => paren += 1,
+            ')' | ']' | '}' => paren -= 1,
+            '<' if paren == 0 => angle += 1,
+            '>' if paren == 0 => {
+                if angle == 0 {
+                    pieces.push(body[start..i].trim());
+                    return Some(pieces.into_iter().filter(|p| !p.is_empty()).collect());
+                }
+                angle -= 1;
+            }
+            ',' if paren == 0 && angle == 0 => {
+                pieces.push(body[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `name` occurs in `text` as a whole identifier.
+fn has_word(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.split(|c: char| !is_ident(c)).any(|w| w == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::TemplateParam;
+
+    fn params(list: &[(&str, bool)]) -> Vec<TemplateParam> {
+        list.iter()
+            .map(|(name, is_type)| TemplateParam {
+                name: (*name).to_string(),
+                is_type: *is_type,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn template_headers_split_at_top_level_commas() {
+        assert_eq!(
+            template_header(
+                "template <typename T = std::pair<int, int>, int N = (3 > 2)>\nvoid f()"
+            ),
+            Some(vec!["typename T = std::pair<int, int>", "int N = (3 > 2)"])
+        );
+        assert_eq!(
+            template_header("template<class A, template <class> class C>>"),
+            Some(vec!["class A", "template <class> class C"])
+        );
+        assert_eq!(template_header("template <>\nvoid f()"), Some(vec![]));
+        assert_eq!(template_header("__global__ void k()"), None);
+        assert_eq!(template_header("template <int N"), None);
+    }
+
+    #[test]
+    fn slots_stop_at_packs_and_unnamed_parameters() {
+        let s = template_value_slots(
+            "template <typename F, int N> __global__ void k()",
+            &params(&[("F", true), ("N", false)]),
+        );
+        assert_eq!(&s[..3], &[false, true, false]);
+        let s = template_value_slots(
+            "template <int, int N> __global__ void k()",
+            &params(&[("N", false)]),
+        );
+        assert_eq!(&s[..2], &[false, false]);
+        let s = template_value_slots(
+            "template <int N, typename... Ts, int M> __global__ void k()",
+            &params(&[("N", false), ("Ts", true), ("M", false)]),
+        );
+        assert_eq!(&s[..3], &[true, false, false]);
+        let s = template_value_slots("__global__ void k()", &[]);
+        assert!(s.iter().all(|b| !b));
     }
 }
