@@ -92,15 +92,50 @@ fn sarif_level(s: Severity) -> &'static str {
     }
 }
 
+/// A workspace-relative, `/`-separated path as a relative URI reference:
+/// every byte but RFC 3986 unreserved characters, `/` and sub-delimiters is
+/// percent-encoded (spaces, `#`, `%`, `:`, `?`, non-ASCII UTF-8, …).
+fn uri_reference(path: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// SARIF 2.1.0 for GitHub code scanning: rules with descriptions and help,
+/// results tied to them by id and index, locations relative to `%SRCROOT%`
+/// (the analysed directory).
 fn sarif(findings: &[&Finding]) -> String {
     let rules: Vec<serde_json::Value> = RULES
         .iter()
         .map(|r| {
+            let level = sarif_level(r.severity);
+            let suppress = format!("`// cudalog-ignore: {}`", r.id);
             serde_json::json!({
                 "id": r.id,
                 "name": r.id,
                 "shortDescription": { "text": r.summary },
-                "defaultConfiguration": { "level": sarif_level(r.severity) },
+                "fullDescription": {
+                    "text": format!("cudalog rule {}: {} (default level: {level}).", r.id, r.summary),
+                },
+                "help": {
+                    "text": format!(
+                        "{}. Suppress one finding with {suppress} at the end of its line or on the line above.",
+                        r.summary
+                    ),
+                    "markdown": format!(
+                        "**{}**: {}.\n\nSuppress one finding with {suppress} at the end of its line \
+                         or on the line above.",
+                        r.id, r.summary
+                    ),
+                },
+                "defaultConfiguration": { "level": level },
             })
         })
         .collect();
@@ -114,7 +149,10 @@ fn sarif(findings: &[&Finding]) -> String {
                 "message": { "text": f.message },
                 "locations": [{
                     "physicalLocation": {
-                        "artifactLocation": { "uri": f.file },
+                        "artifactLocation": {
+                            "uri": uri_reference(&f.file),
+                            "uriBaseId": "%SRCROOT%",
+                        },
                         "region": {
                             "startLine": f.line,
                             "startColumn": f.col,
@@ -127,17 +165,40 @@ fn sarif(findings: &[&Finding]) -> String {
             })
         })
         .collect();
+    let mut driver = serde_json::json!({
+        "name": "cudalog",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    });
+    // The package's repository (else homepage), once Cargo.toml names one.
+    let info = [env!("CARGO_PKG_REPOSITORY"), env!("CARGO_PKG_HOMEPAGE")]
+        .into_iter()
+        .find(|u| !u.is_empty());
+    if let Some(uri) = info {
+        driver["informationUri"] = uri.into();
+    }
     let doc = serde_json::json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": { "driver": {
-                "name": "cudalog",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
+            "tool": { "driver": driver },
             "results": results,
         }]
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri_reference;
+
+    #[test]
+    fn uri_reference_percent_encodes_what_a_uri_path_cannot_hold() {
+        assert_eq!(uri_reference("src/k.cu"), "src/k.cu");
+        assert_eq!(
+            uri_reference("src dir/kernél #1 50%.cu"),
+            "src%20dir/kern%C3%A9l%20%231%2050%25.cu"
+        );
+        assert_eq!(uri_reference("a:b?.cu"), "a%3Ab%3F.cu");
+    }
 }
