@@ -515,7 +515,73 @@ pub fn function_analysis<'db>(
             callees.insert(c.callee.clone(), s);
         }
     }
-    Arc::new(crate::facts::Analysis::compute(&f, launch, &callees))
+    let params = match item.kind(db) {
+        FunctionKind::Device => param_facts(db, KernelName::new(db, item.name(db).clone())),
+        _ => Arc::new(crate::facts::ParamFacts::default()),
+    };
+    Arc::new(crate::facts::Analysis::compute_with(
+        &f, launch, &callees, &params,
+    ))
+}
+
+/// What the callers of the device function(s) named `name` pass for their
+/// parameters: the merge of the arguments at every call site in the
+/// workspace ([`crate::facts::ParamFacts`]). Callers that `name` itself
+/// reaches through calls (recursion) would make this query depend on
+/// itself; when there are any, nothing is assumed beyond thread-invariant
+/// parameters, as with no callers at all.
+#[salsa::tracked(returns(clone))]
+pub fn param_facts<'db>(db: &'db dyn Db, name: KernelName<'db>) -> Arc<crate::facts::ParamFacts> {
+    let graph = call_graph(db);
+    let wanted = name.name(db).as_str();
+    let mut forward: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (callee, callers) in graph.iter() {
+        for (caller, _) in callers {
+            forward
+                .entry(caller.as_str())
+                .or_default()
+                .push(callee.as_str());
+        }
+    }
+    let mut reach: BTreeSet<&str> = BTreeSet::from([wanted]);
+    let mut work = vec![wanted];
+    while let Some(n) = work.pop() {
+        for c in forward.get(n).into_iter().flatten() {
+            if reach.insert(c) {
+                work.push(c);
+            }
+        }
+    }
+    let callers: BTreeSet<&str> = graph
+        .get(wanted)
+        .into_iter()
+        .flatten()
+        .map(|(c, _)| c.as_str())
+        .collect();
+    if callers.is_empty() || callers.iter().any(|c| reach.contains(c)) {
+        return Arc::new(crate::facts::ParamFacts::default());
+    }
+    let mut out = crate::facts::ParamFacts::default();
+    let mut first = true;
+    for file in db.workspace().files(db).values() {
+        if !file.text(db).contains(wanted) {
+            continue;
+        }
+        for item in items(db, *file) {
+            if item.kind(db) == FunctionKind::Host || !callers.contains(item.name(db).as_str()) {
+                continue;
+            }
+            let a = function_analysis(db, *item);
+            for ca in &a.call_args {
+                let callee = ca.callee.rsplit("::").next().unwrap_or(&ca.callee);
+                if callee == wanted {
+                    out.merge(ca, first);
+                    first = false;
+                }
+            }
+        }
+    }
+    Arc::new(out)
 }
 
 /// Summary of the workspace's device function(s) named `name` (their return

@@ -169,10 +169,10 @@ impl Affine {
         if from == to || from == 0 || to == 0 {
             return Some(self.clone());
         }
-        if from % to == 0 {
+        if from.is_multiple_of(to) {
             return Some(self.times((from / to) as i64));
         }
-        if to % from != 0 {
+        if !to.is_multiple_of(from) {
             return None;
         }
         let r = (to / from) as i64;

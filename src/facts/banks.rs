@@ -30,12 +30,13 @@ pub fn shared_costs(
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
     active: &super::lanes::ActiveLanes,
+    spaces: &[MemSpace],
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<SharedAccessCost> {
     let lanes = super::coalescing::lanes(launch);
     let mut out = Vec::new();
     for (i, a) in f.accesses.iter().enumerate() {
-        if a.space != MemSpace::Shared || single_thread(a) {
+        if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Shared || single_thread(a) {
             continue;
         }
         let Some(k) = a.access_bytes else { continue };

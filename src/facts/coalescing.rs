@@ -104,12 +104,13 @@ pub fn global_costs(
     u: &Uniformity,
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
+    spaces: &[MemSpace],
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
     let lanes = lanes(launch);
     for (i, a) in f.accesses.iter().enumerate() {
-        if a.space != MemSpace::Global || single_thread(a) {
+        if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
         }
         let (Some(elem), Some(k)) = (a.elem_bytes, a.access_bytes) else {

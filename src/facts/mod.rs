@@ -6,6 +6,7 @@
 //! - [`barriers`]: barrier divergence, classified with launch dimensions.
 
 pub mod affine;
+pub mod args;
 pub mod banks;
 pub mod barriers;
 pub mod coalescing;
@@ -45,29 +46,120 @@ pub struct Analysis {
     pub branches: Vec<divergence::BranchFact>,
     /// Barrier intervals and happens-before between accessing statements.
     pub intervals: intervals::Intervals,
+    /// What the callers said about the parameters (device functions).
+    pub params: ParamFacts,
+    /// The memory space of each access (`generic` device-function pointers
+    /// resolved through `params` where every caller agrees).
+    pub access_space: Vec<crate::ir::MemSpace>,
+    /// Arguments at each call site, for the callees' [`ParamFacts`].
+    pub call_args: Vec<CallArgs>,
+}
+
+/// What the callers of a device function tell it about its parameters
+/// (index = parameter position): the union of the arguments' thread
+/// dependence, the join of their affine forms, and for pointers the memory
+/// space they point into and the join of their element offsets.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ParamFacts {
+    /// Thread dimensions (bit set of [`relations::DimId`]) of the arguments.
+    pub dims: Vec<u8>,
+    /// Joined affine forms of integer arguments (`None`: not known).
+    pub forms: Vec<Option<affine::Affine>>,
+    /// Space of pointer arguments, when every call site agrees.
+    pub spaces: Vec<Option<crate::ir::MemSpace>>,
+    /// Joined offsets (in the pointee's elements) of pointer arguments from
+    /// the start of what they point into (`None`: unknown).
+    pub pointer_forms: Vec<Option<affine::Affine>>,
+}
+
+/// The arguments of one call site, as a caller sees them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallArgs {
+    /// The callee as written.
+    pub callee: String,
+    /// Per argument: thread dependence, affine form, pointer space and
+    /// pointer offset.
+    pub dims: Vec<u8>,
+    /// Affine forms of the arguments.
+    pub forms: Vec<affine::Affine>,
+    /// Memory spaces of pointer arguments, when known.
+    pub spaces: Vec<Option<crate::ir::MemSpace>>,
+    /// Element offsets of pointer arguments, when known.
+    pub pointer_forms: Vec<Option<affine::Affine>>,
+}
+
+impl ParamFacts {
+    /// Merge the arguments of one more call site.
+    pub fn merge(&mut self, c: &CallArgs, first: bool) {
+        let n = c.dims.len();
+        if first {
+            self.dims = c.dims.clone();
+            self.forms = c.forms.iter().cloned().map(Some).collect();
+            self.spaces = c.spaces.clone();
+            self.pointer_forms = c.pointer_forms.clone();
+            return;
+        }
+        let n = n.min(self.dims.len());
+        self.dims.truncate(n);
+        self.forms.truncate(n);
+        self.spaces.truncate(n);
+        self.pointer_forms.truncate(n);
+        for i in 0..n {
+            self.dims[i] |= c.dims[i];
+            self.forms[i] = match (&self.forms[i], c.forms.get(i)) {
+                (Some(a), Some(b)) => Some(a.join(b)),
+                _ => None,
+            };
+            if self.spaces[i] != c.spaces.get(i).copied().flatten() {
+                self.spaces[i] = None;
+            }
+            self.pointer_forms[i] = match (&self.pointer_forms[i], c.pointer_forms.get(i)) {
+                (Some(a), Some(Some(b))) => Some(a.join(b)),
+                _ => None,
+            };
+        }
+    }
 }
 
 /// Summaries of the device functions `f` calls, by name.
 pub type Callees = std::collections::BTreeMap<String, CalleeSummary>;
 
 impl Analysis {
-    /// Run every program on `f`.
+    /// Run every program on `f`, its parameters thread-invariant.
     pub fn compute(f: &Function, launch: LaunchDims, callees: &Callees) -> Analysis {
-        let r = relations::build(f, callees);
+        Analysis::compute_with(f, launch, callees, &ParamFacts::default())
+    }
+
+    /// Run every program on `f`, with what its callers say of its parameters.
+    pub fn compute_with(
+        f: &Function,
+        launch: LaunchDims,
+        callees: &Callees,
+        params: &ParamFacts,
+    ) -> Analysis {
+        let r = relations::build_with(f, callees, &params.dims);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
         let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch);
-        let cx = stride::AffineCx::new(f, &r, &uniformity, launch, callees);
+        let cx = stride::AffineCx::with_params(f, &r, &uniformity, launch, callees, params);
+        let access_space = args::access_spaces(f, params);
         let mut single_thread = std::collections::BTreeSet::new();
         if let Some(b) = f.body {
             mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
-        let global = coalescing::global_costs(f, &uniformity, &cx, &launch, &|a| {
-            single_thread.contains(&a.stmt.0)
-        });
+        let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
+        let global =
+            coalescing::global_costs(f, &uniformity, &cx, &launch, &access_space, &in_single);
         let active = lanes::ActiveLanes::compute(f, &cx, &launch);
-        let shared = banks::shared_costs(f, &uniformity, &cx, &launch, &active, &|a| {
-            single_thread.contains(&a.stmt.0)
-        });
+        let shared = banks::shared_costs(
+            f,
+            &uniformity,
+            &cx,
+            &launch,
+            &active,
+            &access_space,
+            &in_single,
+        );
+        let call_args = args::call_args(f, &uniformity, &cx, params);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
         let intervals = intervals::compute(f);
         Analysis {
@@ -79,6 +171,9 @@ impl Analysis {
             shared,
             branches,
             intervals,
+            params: params.clone(),
+            access_space,
+            call_args,
         }
     }
 }

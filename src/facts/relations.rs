@@ -38,6 +38,9 @@ pub struct Relations {
     pub loads: Vec<u32>,
     /// Branch points: (stmt, cond expr).
     pub branches: Vec<(u32, u32)>,
+    /// (entry definition of a parameter, dim): the callers pass values that
+    /// depend on `dim` (device functions).
+    pub param_src: Vec<(u32, DimId)>,
 }
 
 /// Calls whose result differs per thread whatever their arguments.
@@ -74,6 +77,12 @@ struct Builder<'f> {
 
 /// Build the relations of `f`; `callees` summarises the device functions it calls.
 pub fn build(f: &Function, callees: &super::Callees) -> Relations {
+    build_with(f, callees, &[])
+}
+
+/// [`build`], with the thread dependence of each parameter (by position) as
+/// the callers pass it.
+pub fn build_with(f: &Function, callees: &super::Callees, param_dims: &[u8]) -> Relations {
     let mut b = Builder {
         f,
         callees,
@@ -89,6 +98,18 @@ pub fn build(f: &Function, callees: &super::Callees) -> Relations {
         b.stmt(body);
     }
     b.r.flow = super::dataflow::compute(f);
+    for (i, var) in f.vars.iter().enumerate() {
+        let Some(p) = var.param_position else {
+            continue;
+        };
+        let dims = param_dims.get(p as usize).copied().unwrap_or(0);
+        let def = super::dataflow::param_def(f, crate::ir::VarId(i as u32));
+        for d in 0..4u8 {
+            if dims & (1 << d) != 0 {
+                b.r.param_src.push((def, d));
+            }
+        }
+    }
     b.r.under.sort_unstable();
     b.r.under.dedup();
     b.r.skipped_by.sort_unstable();

@@ -170,7 +170,7 @@ mod ops {
 /// The Datalog program (crepe generates undocumented items).
 #[allow(missing_docs)]
 mod program {
-    use super::{INVARIANT, UNKNOWN, ops};
+    use super::{UNKNOWN, ops};
     use crepe::crepe;
 
     crepe! {
@@ -185,7 +185,7 @@ mod program {
         @input
         pub struct DefValue(pub u32, pub u32);
         @input
-        pub struct NoValue(pub u32);
+        pub struct DefLeaf(pub u32, pub u32);
         @input
         pub struct Reaches(pub u32, pub u32);
         @input
@@ -212,7 +212,7 @@ mod program {
             let g = ops::binary(e, op, x, y, a, b, uni);
 
         DefForm(d, f) <- DefValue(d, e), Form(e, f);
-        DefForm(d, INVARIANT) <- NoValue(d);
+        DefForm(d, f) <- DefLeaf(d, f);
 
         // The merge rule.
         Diverged(u) <- Reaches(u, d), DefUnder(d, c), ThreadDep(c), !UseUnder(u, c);
@@ -233,10 +233,12 @@ mod program {
 pub struct AffineCx<'a> {
     f: &'a Function,
     forms: Vec<Affine>,
+    /// Offsets of pointer parameters, from the callers.
+    param_pointers: Vec<Option<Affine>>,
 }
 
 impl<'a> AffineCx<'a> {
-    /// Run the stride program on `f`.
+    /// Run the stride program on `f`, its parameters thread-invariant.
     pub fn new(
         f: &'a Function,
         r: &'a Relations,
@@ -244,9 +246,24 @@ impl<'a> AffineCx<'a> {
         launch: LaunchDims,
         callees: &'a super::Callees,
     ) -> Self {
+        AffineCx::with_params(f, r, u, launch, callees, &super::ParamFacts::default())
+    }
+
+    /// Run the stride program on `f`, with what the callers pass for its
+    /// parameters: a parameter's value has the joined form of the
+    /// arguments (for pointers: their offset), else it is unknown when an
+    /// argument depends on the thread, else thread-invariant.
+    pub fn with_params(
+        f: &'a Function,
+        r: &'a Relations,
+        u: &'a Uniformity,
+        launch: LaunchDims,
+        callees: &'a super::Callees,
+        params: &super::ParamFacts,
+    ) -> Self {
         let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0);
         TABLES.with(|t| t.borrow_mut().push(FormTable::new(warp_aligned)));
-        let candidates = run(f, r, u, &launch, callees);
+        let candidates = run(f, r, u, &launch, callees, params);
         let table = TABLES.with(|t| t.borrow_mut().pop());
         let mut forms: Vec<Option<Affine>> = vec![None; f.exprs.len()];
         if let Some(table) = table {
@@ -266,7 +283,11 @@ impl<'a> AffineCx<'a> {
             .enumerate()
             .map(|(i, a)| a.unwrap_or_else(|| affine::opaque(u.is_uniform(i as u32))))
             .collect();
-        AffineCx { f, forms }
+        AffineCx {
+            f,
+            forms,
+            param_pointers: params.pointer_forms.clone(),
+        }
     }
 
     /// For an access whose base is a local pointer variable, the affine
@@ -275,7 +296,10 @@ impl<'a> AffineCx<'a> {
     pub fn local_pointer_form(&self, a: &crate::ir::Access) -> Option<Affine> {
         let v = a.var?;
         let var = self.f.var(v);
-        if var.param_position.is_some() || !matches!(var.ty, crate::ir::Type::Pointer(_)) {
+        if let Some(i) = var.param_position {
+            return self.param_pointers.get(i as usize).cloned().flatten();
+        }
+        if !matches!(var.ty, crate::ir::Type::Pointer(_)) {
             return None;
         }
         let mut stack = vec![a.expr];
@@ -309,6 +333,7 @@ fn run(
     u: &Uniformity,
     launch: &LaunchDims,
     callees: &super::Callees,
+    params: &super::ParamFacts,
 ) -> Vec<(u32, u32)> {
     use program::*;
     let mut rt = Crepe::new();
@@ -414,13 +439,38 @@ fn run(
     let with_value: std::collections::HashSet<u32> =
         r.flow.def_value.iter().map(|&(d, _)| d).collect();
     rt.extend(r.flow.def_value.iter().map(|&(d, e)| DefValue(d, e)));
-    rt.extend(
-        r.flow
-            .def_var
-            .iter()
-            .filter(|(d, _)| !with_value.contains(d))
-            .map(|&(d, _)| NoValue(d)),
-    );
+    // Definitions without a value expression: declarations without an
+    // initialiser (some invariant value) and parameters on entry.
+    let first_param_def = (f.exprs.len() + f.stmts.len()) as u32;
+    for &(d, v) in &r.flow.def_var {
+        if with_value.contains(&d) {
+            continue;
+        }
+        let position = (d >= first_param_def)
+            .then(|| f.vars.get(v as usize).and_then(|var| var.param_position))
+            .flatten();
+        let form = match position {
+            None => INVARIANT,
+            Some(p) => {
+                let p = p as usize;
+                let pointer = matches!(
+                    f.vars.get(v as usize).map(|var| &var.ty),
+                    Some(crate::ir::Type::Pointer(_) | crate::ir::Type::Array(..))
+                );
+                let known = if pointer {
+                    params.pointer_forms.get(p).cloned().flatten()
+                } else {
+                    params.forms.get(p).cloned().flatten()
+                };
+                match known {
+                    Some(a) => leaf(a),
+                    None if params.dims.get(p).copied().unwrap_or(0) != 0 => UNKNOWN,
+                    None => INVARIANT,
+                }
+            }
+        };
+        rt.extend([DefLeaf(d, form)]);
+    }
     rt.extend(r.flow.reaches.iter().map(|&(u, d)| Reaches(u, d)));
     rt.extend(r.flow.back_reaches.iter().map(|&(u, d)| BackReach(u, d)));
     rt.extend(r.flow.back_reaches.iter().map(|&(u, _)| Carried(u)));

@@ -37,6 +37,8 @@ mod program {
         pub struct DefUnder(pub u32, pub u32);
         @input
         pub struct UseUnder(pub u32, pub u32);
+        @input
+        pub struct ParamSrc(pub u32, pub u8);
 
         @output
         pub struct Dep(pub u32, pub u8);
@@ -53,6 +55,8 @@ mod program {
         Dep(e, d) <- ThreadSrc(e, d);
         Dep(p, d) <- Child(p, c), Dep(c, d);
         DefDep(x, d) <- DefValue(x, e), Dep(e, d);
+        // Parameters carry what the callers pass.
+        DefDep(x, d) <- ParamSrc(x, d);
         Dep(u, d) <- Reaches(u, x), DefDep(x, d);
         // The merge rule: a read after the merge of a branch on a
         // thread-dependent condition sees values some threads assigned and
@@ -96,6 +100,7 @@ impl Uniformity {
         rt.extend(r.flow.reaches.iter().map(|&(u, x)| Reaches(u, x)));
         rt.extend(r.flow.def_under.iter().map(|&(x, c)| DefUnder(x, c)));
         rt.extend(r.flow.use_under.iter().map(|&(u, c)| UseUnder(u, c)));
+        rt.extend(r.param_src.iter().map(|&(x, d)| ParamSrc(x, d)));
         let (dep, var_dep, from_mem, var_from_mem) = rt.run();
         let mut u = Uniformity {
             expr_dims: vec![0; n_exprs],

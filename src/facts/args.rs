@@ -1,0 +1,118 @@
+//! Arguments and parameters across calls: what a caller passes to each
+//! device function it calls (thread dependence, affine form, and for
+//! pointers the memory space and element offset), and the memory space of
+//! a device function's accesses once its callers agree on a pointer
+//! parameter's space.
+
+use super::affine::{self, Affine};
+use super::stride::AffineCx;
+use super::uniformity::Uniformity;
+use super::{CallArgs, ParamFacts};
+use crate::ir::{Access, BinOp, ExprId, ExprKind, Function, MemSpace, UnOp};
+
+/// The memory space of every access of `f`: as lowered, except that an
+/// access through a pointer parameter of unknown (`generic`) space takes the
+/// space every caller passes, when the callers also agree on where in that
+/// memory the pointer starts (its offset form is known).
+pub fn access_spaces(f: &Function, params: &ParamFacts) -> Vec<MemSpace> {
+    f.accesses
+        .iter()
+        .map(|a| resolved_space(f, a, params).unwrap_or(a.space))
+        .collect()
+}
+
+fn resolved_space(f: &Function, a: &Access, params: &ParamFacts) -> Option<MemSpace> {
+    if a.space != MemSpace::Generic {
+        return None;
+    }
+    let i = f.var(a.var?).param_position? as usize;
+    params.pointer_forms.get(i)?.as_ref()?;
+    *params.spaces.get(i)?
+}
+
+/// The arguments of every call of `f`.
+pub fn call_args(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    params: &ParamFacts,
+) -> Vec<CallArgs> {
+    let mut out = Vec::new();
+    for c in &f.calls {
+        let ExprKind::Call { args, .. } = &f.expr(c.expr).kind else {
+            continue;
+        };
+        let mut ca = CallArgs {
+            callee: c.callee.clone(),
+            dims: Vec::new(),
+            forms: Vec::new(),
+            spaces: Vec::new(),
+            pointer_forms: Vec::new(),
+        };
+        for a in args {
+            ca.dims
+                .push(u.expr_dims.get(a.0 as usize).copied().unwrap_or(0));
+            ca.forms.push(cx.form(*a));
+            let (space, offset) = pointer(f, cx, params, *a, 0);
+            ca.spaces.push(space);
+            ca.pointer_forms.push(offset);
+        }
+        out.push(ca);
+    }
+    out
+}
+
+/// The memory space a pointer expression points into and its offset (in
+/// elements of what it points to) from the start of that memory, as far as
+/// they are known.
+fn pointer(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    params: &ParamFacts,
+    e: ExprId,
+    depth: u32,
+) -> (Option<MemSpace>, Option<Affine>) {
+    if depth > 16 {
+        return (None, None);
+    }
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => {
+            let var = f.var(*v);
+            if let Some(i) = var.param_position {
+                let i = i as usize;
+                return match var.space {
+                    Some(MemSpace::Generic) | None => (
+                        params.spaces.get(i).copied().flatten(),
+                        params.pointer_forms.get(i).cloned().flatten(),
+                    ),
+                    Some(s) => (Some(s), Some(affine::constant(0))),
+                };
+            }
+            if var.ty.is_indexable() && !matches!(var.ty, crate::ir::Type::Pointer(_)) {
+                // An array: its own start.
+                return (var.space, Some(affine::constant(0)));
+            }
+            match super::barriers::single_def(f, v.0) {
+                Some(init) => pointer(f, cx, params, init, depth + 1),
+                None => (var.space.filter(|s| *s != MemSpace::Generic), None),
+            }
+        }
+        ExprKind::Cast(_, a) => (pointer(f, cx, params, *a, depth + 1).0, None),
+        ExprKind::Unary(UnOp::AddrOf, x) => match &f.expr(*x).kind {
+            ExprKind::Index { base, index } => {
+                let (space, off) = pointer(f, cx, params, *base, depth + 1);
+                (space, off.map(|o| o.add_form(&cx.form(*index))))
+            }
+            _ => (None, None),
+        },
+        ExprKind::Binary(BinOp::Add, a, b) => {
+            let (space, off) = pointer(f, cx, params, *a, depth + 1);
+            if space.is_some() {
+                return (space, off.map(|o| o.add_form(&cx.form(*b))));
+            }
+            let (space, off) = pointer(f, cx, params, *b, depth + 1);
+            (space, off.map(|o| o.add_form(&cx.form(*a))))
+        }
+        _ => (None, None),
+    }
+}

@@ -1,0 +1,123 @@
+//! Device functions analysed with what their callers pass: thread
+//! dependence of the arguments, their affine forms, and the memory space and
+//! offset of pointer arguments — through the real pipeline.
+
+use cudalog::config::Config;
+use cudalog::db;
+use cudalog::facts::Analysis;
+use cudalog::facts::affine::Coef;
+use cudalog::index::Indexer;
+use cudalog::ir::Function;
+use std::sync::Arc;
+
+fn index(src: &str) -> (tempfile::TempDir, Indexer) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.cu"), src).unwrap();
+    let mut ix = Indexer::new(dir.path(), Config::default(), None);
+    ix.load_all().unwrap();
+    (dir, ix)
+}
+
+fn analysis(ix: &Indexer, name: &str) -> (Arc<Function>, Arc<Analysis>) {
+    let db = ix.db();
+    for file in ix.indexed_files() {
+        for item in db::items(db, file) {
+            if item.name(db) == name {
+                return (db::function_ir(db, *item), db::function_analysis(db, *item));
+            }
+        }
+    }
+    panic!("no function named {name}");
+}
+
+const SRC: &str = "\
+__device__ float row_sum(const float* row, int n) {\n\
+  float s = 0;\n\
+  for (int j = 0; j < n; j++) s += row[j];\n\
+  return s;\n\
+}\n\
+__device__ void put(float* out, int i, float v) {\n\
+  if (i < 100) out[i * 2] = v;\n\
+}\n\
+__device__ void stage(float* tile, int t) { tile[t * 32] = 0; }\n\
+__global__ void k(const float* m, float* out, int w, int n) {\n\
+  __shared__ float sm[32 * 32];\n\
+  int t = threadIdx.x;\n\
+  float s = row_sum(&m[t * w], n);\n\
+  put(out, t, s);\n\
+  stage(sm, t);\n\
+}\n\
+void host(const float* m, float* o) { k<<<1, 32>>>(m, o, 64, 64); }\n";
+
+#[test]
+fn parameters_carry_the_callers_thread_dependence() {
+    let (_d, ix) = index(SRC);
+    let (f, a) = analysis(&ix, "put");
+    let i = f.vars.iter().position(|v| v.name == "i").unwrap();
+    assert_eq!(
+        a.uniformity.var_dims[i] & 1,
+        1,
+        "i is threadIdx.x in the caller"
+    );
+    assert!(
+        a.branches.iter().any(|b| matches!(
+            b.kind,
+            cudalog::facts::divergence::BranchKind::Divergent { .. }
+                | cudalog::facts::divergence::BranchKind::BoundaryGuard
+        )),
+        "`i < 100` depends on the thread"
+    );
+}
+
+#[test]
+fn pointer_arguments_give_space_and_offset() {
+    let (_d, ix) = index(SRC);
+    // row = &m[t * w]: global, each thread its own row of w elements.
+    let (f, a) = analysis(&ix, "row_sum");
+    assert_eq!(a.access_space, vec![cudalog::ir::MemSpace::Global]);
+    let g = &a.global[0];
+    assert_eq!(g.form.coef[0], Coef::Sym("w".into()), "{:?}", g.form);
+    assert_eq!(f.accesses[g.access].array, "row");
+    // out[i * 2] with i = threadIdx.x: stride 2.
+    let (_, a) = analysis(&ix, "put");
+    assert_eq!(a.global[0].form.coef[0], Coef::Int(2));
+    // tile[t * 32] on the shared array: a 32-way conflict.
+    let (_, a) = analysis(&ix, "stage");
+    assert_eq!(a.access_space, vec![cudalog::ir::MemSpace::Shared]);
+    assert_eq!(a.shared[0].degree, Some(32));
+}
+
+#[test]
+fn without_callers_or_with_recursion_parameters_stay_invariant() {
+    let src = "__device__ int f(int* a, int i) { return i > 0 ? f(a, i - 1) + a[i] : 0; }\n\
+               __global__ void k(int* a) { a[0] = f(a, threadIdx.x); }\n\
+               __device__ void lonely(float* p, int i) { p[i] = 0; }\n";
+    let (_d, ix) = index(src);
+    let (_, a) = analysis(&ix, "f");
+    assert!(a.params.dims.is_empty(), "recursive: no caller facts");
+    assert!(a.global.is_empty(), "the pointer's space stays generic");
+    let (_, a) = analysis(&ix, "lonely");
+    assert!(a.params.dims.is_empty());
+    assert_eq!(a.access_space, vec![cudalog::ir::MemSpace::Generic]);
+}
+
+#[test]
+fn callers_that_disagree_join() {
+    let src = "__device__ void put(float* p, int i) { p[i] = 0; }\n\
+               __global__ void k1(float* a) { put(a, threadIdx.x); }\n\
+               __global__ void k2(float* a) { __shared__ float s[64]; put(s, threadIdx.x * 2); }\n";
+    let (_d, ix) = index(src);
+    let (_, a) = analysis(&ix, "put");
+    assert_eq!(
+        a.params.spaces,
+        vec![None, None],
+        "global and shared callers"
+    );
+    assert_eq!(a.access_space, vec![cudalog::ir::MemSpace::Generic]);
+    let form = a.params.forms[1].as_ref().unwrap();
+    assert_eq!(
+        form.coef[0],
+        Coef::Unknown,
+        "strides 1 and 2 join to unknown"
+    );
+}
