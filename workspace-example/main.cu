@@ -46,6 +46,8 @@ void run_all(int n, int width, int height, cudaStream_t stream) {
     void* hargs[] = {&bytes, &hist, &n};
     cudaLaunchKernel((const void*)histogram256, dim3(blocks), dim3(HIST_BINS), hargs, 0, stream);
 
+    row_means<<<blocks, BLOCK_SIZE>>>(m, a, n);
+
     partial_barrier<<<1, BLOCK_SIZE>>>(a, 100);
     early_exit<<<blocks, BLOCK_SIZE>>>(a, n);
     neighbour_race<<<blocks, BLOCK_SIZE>>>(a, b);

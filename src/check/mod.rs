@@ -305,7 +305,25 @@ pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
                 });
             }
             for v in &a.divergent_barriers {
-                let b = &f.barriers[v.barrier];
+                let b = match v.site {
+                    crate::facts::barriers::BarrierSite::Barrier(i) => &f.barriers[i],
+                    crate::facts::barriers::BarrierSite::Call(i) => {
+                        out.push(call_barrier_finding(
+                            &f,
+                            &a,
+                            v,
+                            &f.calls[i],
+                            &lines,
+                            &abs,
+                            FindingSite {
+                                path: &path,
+                                function: item.name(db),
+                                function_key: item.key(db),
+                            },
+                        ));
+                        continue;
+                    }
+                };
                 let (line, col) = abs(&b.span);
                 let cond = f.expr(v.cond);
                 let (cline, _) = abs(&cond.span);
@@ -433,6 +451,65 @@ fn describe_form(form: &crate::facts::affine::Affine, elem: u64) -> String {
 }
 
 /// Where a caret should end: the span's end on its first line, else one column.
+/// Where a finding is: its file and function.
+struct FindingSite<'a> {
+    path: &'a str,
+    function: &'a str,
+    function_key: &'a str,
+}
+
+/// A `barrier-divergence` finding at a call of a device function that
+/// contains a block-wide barrier.
+fn call_barrier_finding(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    v: &crate::facts::BarrierVerdict,
+    call: &crate::ir::Call,
+    lines: &[&str],
+    abs: &dyn Fn(&Span) -> (u32, u32),
+    site: FindingSite<'_>,
+) -> Finding {
+    let (line, col) = abs(&call.span);
+    let (cline, _) = abs(&f.expr(v.cond).span);
+    let cond_text = f.expr_text(v.cond);
+    let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
+    let callee = &call.callee;
+    let message = if v.via_exit {
+        format!(
+            "the call to `{callee}`, which contains a block-wide barrier, is skipped by threads \
+             that leave early: the exit at line {cline} is taken when `{cond_text}`, which \
+             depends on {dims}"
+        )
+    } else {
+        format!(
+            "the call to `{callee}`, which contains a block-wide barrier, is made only by \
+             threads for which `{cond_text}` (line {cline}) holds, and that differs between \
+             threads of a block: it depends on {dims}"
+        )
+    };
+    Finding {
+        rule: "barrier-divergence",
+        severity: Severity::Error,
+        suppressed: suppressed(lines, line, "barrier-divergence"),
+        file: site.path.to_string(),
+        line,
+        col,
+        end_col: end_col_on_line(&call.span, col),
+        function: site.function.to_string(),
+        function_key: site.function_key.to_string(),
+        message,
+        facts: serde_json::json!({
+            "barrier_kind": "call",
+            "callee": callee,
+            "condition": cond_text,
+            "condition_line": cline,
+            "condition_depends_on": dims,
+            "via_exit": v.via_exit,
+            "block_dims": a.launch.block,
+        }),
+    }
+}
+
 fn end_col_on_line(span: &Span, col: u32) -> u32 {
     if span.end_line == span.line && span.end_col > col {
         span.end_col

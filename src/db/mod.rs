@@ -608,6 +608,7 @@ pub fn device_summary<'db>(
                 Some(prev) => crate::facts::CalleeSummary {
                     dims: prev.dims | s.dims,
                     form: if prev.form == s.form { prev.form } else { None },
+                    block_barrier: prev.block_barrier || s.block_barrier,
                 },
             });
         }

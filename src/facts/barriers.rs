@@ -38,11 +38,21 @@ impl LaunchDims {
 /// How many template parameters [`LaunchDims::template_values`] tracks.
 pub const MAX_TEMPLATE_VALUES: usize = 8;
 
+/// Where threads must meet: a barrier of the function, or a call to a
+/// device function that contains a block-wide barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierSite {
+    /// Index into `Function::barriers`.
+    Barrier(usize),
+    /// Index into `Function::calls`.
+    Call(usize),
+}
+
 /// Why a barrier is divergent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BarrierVerdict {
-    /// Index into `Function::barriers`.
-    pub barrier: usize,
+    /// The barrier, or the call that reaches one.
+    pub site: BarrierSite,
     /// The condition expression that can differ.
     pub cond: ExprId,
     /// Whether the condition guards an earlier exit (`return`/`break`/`continue`)
@@ -51,14 +61,16 @@ pub struct BarrierVerdict {
 }
 
 /// The barriers of `f` that can be reached by some but not all of the threads
-/// that must meet there.
+/// that must meet there, including calls to device functions that contain a
+/// block-wide barrier (`callees` says which).
 pub fn divergent_barriers(
     f: &Function,
     r: &Relations,
     u: &Uniformity,
     launch: &LaunchDims,
+    callees: &super::Callees,
 ) -> Vec<BarrierVerdict> {
-    let mut out = Vec::new();
+    let mut sites: Vec<(BarrierSite, u32, bool, i64)> = Vec::new();
     for (i, b) in f.barriers.iter().enumerate() {
         let warp_level = match b.kind {
             BarrierKind::SyncThreads
@@ -76,7 +88,15 @@ pub fn divergent_barriers(
             (BarrierKind::CgTileSync, Some(t)) if t > 0 && t <= 32 && 32 % t == 0 => t,
             _ => 32,
         };
-        let s = b.stmt.0;
+        sites.push((BarrierSite::Barrier(i), b.stmt.0, warp_level, group));
+    }
+    for (i, c) in f.calls.iter().enumerate() {
+        if callees.get(&c.callee).is_some_and(|s| s.block_barrier) {
+            sites.push((BarrierSite::Call(i), c.stmt.0, false, 32));
+        }
+    }
+    let mut out = Vec::new();
+    for (site, s, warp_level, group) in sites {
         let enclosing = r
             .under
             .iter()
@@ -95,7 +115,7 @@ pub fn divergent_barriers(
             };
             if divergent {
                 out.push(BarrierVerdict {
-                    barrier: i,
+                    site,
                     cond: ExprId(c),
                     via_exit,
                 });

@@ -139,7 +139,7 @@ impl Analysis {
     ) -> Analysis {
         let r = relations::build_with(f, callees, &params.dims);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
-        let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch);
+        let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch, callees);
         let cx = stride::AffineCx::with_params(f, &r, &uniformity, launch, callees, params);
         let access_space = args::access_spaces(f, params);
         let mut single_thread = std::collections::BTreeSet::new();
@@ -212,6 +212,10 @@ pub struct CalleeSummary {
     /// The affine form of its return value, for parameterless functions
     /// (`global_tid()`).
     pub form: Option<affine::Affine>,
+    /// Whether it contains a block-wide barrier (`__syncthreads()` and
+    /// variants, a block-wide cooperative-groups sync, a named barrier
+    /// without a thread count): a call to it is a barrier for the caller.
+    pub block_barrier: bool,
 }
 
 /// Summarise a device function for its callers.
@@ -240,5 +244,15 @@ pub fn summarize_callee(f: &Function) -> CalleeSummary {
     CalleeSummary {
         dims,
         form: if forms_ok { form } else { None },
+        block_barrier: f.barriers.iter().any(|b| {
+            use crate::ir::BarrierKind as K;
+            match b.kind {
+                K::SyncThreads | K::SyncThreadsReduce | K::CgBlockSync | K::CgGridSync => true,
+                K::BarSync | K::BarArrive | K::BarRed => {
+                    b.thread_count.is_none() && b.thread_count_text.is_none()
+                }
+                K::SyncWarp | K::CgTileSync => false,
+            }
+        }),
     }
 }

@@ -120,9 +120,12 @@ fn thread_dependent_exits_taint_later_loop_values() {
 fn barrier_lines(src: &str, launch: LaunchDims) -> Vec<u32> {
     let f = lower(src);
     let (r, u) = analyse(&f);
-    divergent_barriers(&f, &r, &u, &launch)
+    divergent_barriers(&f, &r, &u, &launch, &Default::default())
         .iter()
-        .map(|v| f.barriers[v.barrier].span.line)
+        .filter_map(|v| match v.site {
+            super::barriers::BarrierSite::Barrier(b) => Some(f.barriers[b].span.line),
+            super::barriers::BarrierSite::Call(_) => None,
+        })
         .collect()
 }
 
