@@ -1062,22 +1062,30 @@ impl<'a> Lower<'a> {
     /// Cooperative-groups syncs: `g.sync()`, `cg::sync(g)`,
     /// `this_thread_block().sync()`, `grid.sync()`, `tile.sync()`.
     fn cg_sync_kind(&self, func: Node<'_>, args: &[Node<'_>], cx: &Cx<'_>) -> Option<BarrierKind> {
-        let group_text = if func.kind() == "field_expression" {
+        let recv = if func.kind() == "field_expression" {
             let f = field(func, "field")?;
             if text(f, cx.src) != "sync" || !args.is_empty() {
                 return None;
             }
-            let recv = field(func, "argument")?;
-            self.group_description(recv, cx)
+            field(func, "argument")?
         } else {
             let name = text(func, cx.src);
             if !(name == "sync" || name.ends_with("::sync")) || args.len() != 1 {
                 return None;
             }
-            self.group_description(args[0], cx)
+            args[0]
         };
+        let group_text = self.group_description(recv, cx);
         let g = group_text.to_ascii_lowercase();
-        Some(if g.contains("grid") {
+        // A generic `thread_group` parameter is whatever group the caller
+        // passes (often a tile): not known to be the whole block.
+        let generic_param = self
+            .lookup(text(recv, cx.src).trim())
+            .is_some_and(|v| self.f.var(v).param_position.is_some())
+            && g.contains("thread_group");
+        Some(if generic_param {
+            BarrierKind::CgTileSync
+        } else if g.contains("grid") {
             BarrierKind::CgGridSync
         } else if g.contains("tile") || g.contains("coalesced") || g.contains("partition") {
             BarrierKind::CgTileSync

@@ -233,6 +233,21 @@ __global__ void k(int n) {\n\
 }
 
 #[test]
+fn syncs_on_group_parameters() {
+    // A generic `thread_group` parameter is whatever group the caller
+    // passes: not known to be the block. A `thread_block` parameter is.
+    let src = "namespace cg = cooperative_groups;\n\
+__device__ void f(cg::thread_group g, cg::thread_block b) {\n\
+  cg::sync(g);\n\
+  g.sync();\n\
+  b.sync();\n\
+}\n";
+    let f = lower(src, "f");
+    let kinds: Vec<&str> = f.barriers.iter().map(|b| b.kind.as_str()).collect();
+    assert_eq!(kinds, vec!["cg.tile.sync", "cg.tile.sync", "cg.block.sync"]);
+}
+
+#[test]
 fn launches_triple_chevron_and_api() {
     let src = "#define TILE 32\n#define ROWS 8\ntemplate <int B> __global__ void k(float* a) {}\n\
 void host(float* d, int n, cudaStream_t s) {\n\
