@@ -301,6 +301,10 @@ pub(crate) fn binary(
                 }
             };
             if x.is_invariant() {
+                if !y.is_invariant() {
+                    // `c / t`: not affine in the thread index.
+                    return opaque(uniform);
+                }
                 return match (x.offset, x.rest_multiple, divisor) {
                     (Some(o), 0, Some(d)) if op != op::REM => Affine::constant(o / d),
                     (Some(o), 0, Some(d)) => Affine::constant(o % d),

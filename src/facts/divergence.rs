@@ -56,7 +56,7 @@ pub fn classify(
         let in_expression = !is_statement_condition(f, stmt, cond);
         let kind = if u.is_uniform(cond.0) {
             BranchKind::Uniform
-        } else if warp_uniform(f, u, cond, launch) {
+        } else if warp_uniform(f, u, cond, launch) || lane_invariant(f, cx, cond) {
             BranchKind::WarpUniform
         } else if single_thread_cond(f, cx, launch, cond) {
             BranchKind::SingleThread
@@ -158,6 +158,25 @@ pub fn single_thread_cond(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, 
 
 /// `i < n`-style checks of a grid-wide linear thread index against a
 /// thread-invariant bound (and conjunctions/disjunctions of them).
+/// Whether a condition compares values whose affine forms do not vary
+/// across the lanes of a warp (every thread coefficient zero) — e.g. a
+/// warp index `threadIdx.x / 32` passed into a device function, which the
+/// callee sees only as a parameter.
+fn lane_invariant(f: &Function, cx: &AffineCx<'_>, c: ExprId) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+            lane_invariant(f, cx, *a) && lane_invariant(f, cx, *b)
+        }
+        ExprKind::Unary(crate::ir::UnOp::Not, a) => lane_invariant(f, cx, *a),
+        ExprKind::Binary(
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne,
+            a,
+            b,
+        ) => cx.form(*a).is_invariant() && cx.form(*b).is_invariant(),
+        _ => cx.form(c).is_invariant(),
+    }
+}
+
 fn boundary_guard(
     f: &Function,
     u: &Uniformity,

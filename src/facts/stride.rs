@@ -402,12 +402,16 @@ fn run(
                 name(args[1]);
                 rt.extend([Op2(e, op::MUL, args[0].0, args[1].0, uni)])
             }
-            ExprKind::Call { callee, args, .. } if args.is_empty() => {
-                match callees.get(callee).and_then(|s| s.form.clone()) {
-                    Some(form) => rt.extend([Leaf(e, leaf(form))]),
-                    None => rt.extend([opaque()]),
-                }
-            }
+            // A parameterless function's summary; not for methods, whose
+            // value depends on their object.
+            ExprKind::Call {
+                callee,
+                args,
+                receiver: None,
+            } if args.is_empty() => match callees.get(callee).and_then(|s| s.form.clone()) {
+                Some(form) => rt.extend([Leaf(e, leaf(form))]),
+                None => rt.extend([opaque()]),
+            },
             // Reads: through the definitions that reach them; a read that
             // no definition reaches is opaque.
             ExprKind::Var(_) => {

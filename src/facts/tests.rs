@@ -753,3 +753,34 @@ fn bank_degrees_count_only_the_lanes_a_branch_lets_through() {
         "4 lanes, stride 16 words: banks 0 and 16 twice each: {d:?}"
     );
 }
+
+#[test]
+fn warp_indices_are_warp_uniform_through_arithmetic() {
+    // llm.c's softmax: one row per warp, `idx = block * warps + warp_id`.
+    let src = "__global__ void k(float* a, int n, int d) {\n\
+      int warp_id = threadIdx.x / 32;\n\
+      int idx = blockIdx.x * (blockDim.x / 32) + warp_id;\n\
+      if (idx >= n) return;\n\
+      float v = a[threadIdx.x];\n\
+      float r = 1.0f / v;\n\
+      if (r < 0.5f) a[idx] = 0;\n\
+      if (d / (threadIdx.x + 1) > 2) a[idx] = 1;\n\
+    }\n";
+    let f = lower(src);
+    let a = super::Analysis::compute(
+        &f,
+        LaunchDims::with_block([Some(128), Some(1), Some(1)]),
+        &Default::default(),
+    );
+    let kinds: Vec<String> = a
+        .branches
+        .iter()
+        .map(|b| format!("{} {:?}", f.expr_text(b.cond), b.kind))
+        .collect();
+    assert!(kinds[0].starts_with("idx >= n WarpUniform"), "{kinds:?}");
+    assert!(kinds[1].contains("Divergent"), "data-dependent: {kinds:?}");
+    assert!(
+        kinds[2].contains("Divergent"),
+        "a constant divided by a thread index is not invariant: {kinds:?}"
+    );
+}
