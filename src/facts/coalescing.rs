@@ -34,6 +34,19 @@ pub enum Sectors {
     Unknown,
 }
 
+impl Sectors {
+    /// The most sectors this verdict allows (unbounded for unknowns).
+    pub fn upper_bound(&self) -> u32 {
+        match self {
+            Sectors::Exact {
+                actual, aligned, ..
+            } => (*actual).max(*aligned),
+            Sectors::UpTo(n, _) => *n,
+            Sectors::DataDependent | Sectors::Unknown => u32::MAX,
+        }
+    }
+}
+
 /// The coalescing verdict for one global access.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalAccessCost {
@@ -105,6 +118,7 @@ pub fn global_costs(
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
     spaces: &[MemSpace],
+    active: &super::lanes::ActiveLanes,
     single_thread: &dyn Fn(&Access) -> bool,
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
@@ -131,131 +145,159 @@ pub fn global_costs(
         let Some(form) = index_form(cx, a) else {
             continue;
         };
-        let varying = |d: usize| -> bool {
-            match d {
-                0 => lanes.iter().any(|l| l.0 != 0),
-                _ => lanes.iter().any(|l| l.1 != 0) && d == 1,
-            }
-        };
-        let mut ints = [0i64; 3];
-        let mut bound: Option<String> = None;
-        // A symbolic stride between the rows of a warp (blockDim.x < 32):
-        // each row is its own run; counted row by row below.
-        let mut symbolic_rows = false;
-        let mut unknown = false;
-        for (d, slot) in ints.iter_mut().enumerate() {
-            if !varying(d) {
-                continue;
-            }
-            match &form.coef[d] {
-                Coef::Int(c) => *slot = *c,
-                Coef::Sym(_) if d == 1 => symbolic_rows = true,
-                Coef::Sym(s) => bound = Some(format!("stride `{s}` elements")),
-                Coef::Unknown => unknown = true,
-            }
-        }
-        if unknown {
-            out.push(GlobalAccessCost {
-                access: i,
-                sectors: Sectors::Unknown,
-                min_sectors: 1,
-                form,
-            });
-            continue;
-        }
-        // Elements are naturally aligned: one of up to 32 bytes sits in one sector.
-        let per_lane = (k + 31) / 32;
-        let bytes: Vec<(i64, i64)> = lanes
-            .iter()
-            .map(|(lx, ly)| {
-                let off = (ints[0] * lx + ints[1] * ly) * elem + field;
-                (off, off + k - 1)
-            })
-            .collect();
-        let distinct: BTreeSet<i64> = bytes.iter().flat_map(|(s, e)| *s..=*e).collect();
-        let min_sectors = ((distinct.len() as i64 + 31) / 32).max(1) as u32;
-        if let Some(cause) = bound {
-            out.push(GlobalAccessCost {
-                access: i,
-                sectors: Sectors::UpTo((32 * per_lane) as u32, cause),
-                min_sectors: ((32 * k + 31) / 32) as u32,
-                form,
-            });
-            continue;
-        }
-        let count = |base: i64, unit: i64| -> u32 {
-            let s: BTreeSet<i64> = bytes
+        let worst = match active.warps(a.stmt) {
+            Some(warps) if !warps.is_empty() => warps
                 .iter()
-                .flat_map(|(s, e)| (base + s).div_euclid(unit)..=(base + e).div_euclid(unit))
-                .collect();
-            s.len() as u32
+                .map(|w| lane_cost(i, form.clone(), elem, k, field, w))
+                .max_by_key(|c| c.sectors.upper_bound())
+                .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes)),
+            _ => lane_cost(i, form, elem, k, field, &lanes),
         };
-        if symbolic_rows {
-            // Rows far apart: sectors add up row by row; each row's start
-            // alignment is unknown (at most one extra sector per row).
-            let rows = lanes.iter().map(|l| l.1).collect::<BTreeSet<_>>().len() as u32;
+        out.push(worst);
+    }
+    out
+}
+
+/// The cost of one global access for one warp's (active) lanes.
+#[allow(clippy::too_many_arguments)]
+fn lane_cost(
+    i: usize,
+    form: Affine,
+    elem: i64,
+    k: i64,
+    field: i64,
+    lanes: &[(i64, i64)],
+) -> GlobalAccessCost {
+    let n_lanes = lanes.len() as i64;
+    let varying = |d: usize| -> bool {
+        match d {
+            0 => lanes.iter().any(|l| l.0 != 0),
+            _ => lanes.iter().any(|l| l.1 != 0) && d == 1,
+        }
+    };
+    let mut ints = [0i64; 3];
+    let mut bound: Option<String> = None;
+    // A symbolic stride between the rows of a warp (blockDim.x < 32):
+    // each row is its own run; counted row by row below.
+    let mut symbolic_rows = false;
+    let mut unknown = false;
+    for (d, slot) in ints.iter_mut().enumerate() {
+        if !varying(d) {
+            continue;
+        }
+        match &form.coef[d] {
+            Coef::Int(c) => *slot = *c,
+            Coef::Sym(_) if d == 1 => symbolic_rows = true,
+            Coef::Sym(s) => bound = Some(format!("stride `{s}` elements")),
+            Coef::Unknown => unknown = true,
+        }
+    }
+    if unknown {
+        return GlobalAccessCost {
+            access: i,
+            sectors: Sectors::Unknown,
+            min_sectors: 1,
+            form,
+        };
+    }
+    // Elements are naturally aligned: one of up to 32 bytes sits in one sector.
+    let per_lane = (k + 31) / 32;
+    let bytes: Vec<(i64, i64)> = lanes
+        .iter()
+        .map(|(lx, ly)| {
+            let off = (ints[0] * lx + ints[1] * ly) * elem + field;
+            (off, off + k - 1)
+        })
+        .collect();
+    let distinct: BTreeSet<i64> = bytes.iter().flat_map(|(s, e)| *s..=*e).collect();
+    let min_sectors = ((distinct.len() as i64 + 31) / 32).max(1) as u32;
+    if let Some(cause) = bound {
+        return GlobalAccessCost {
+            access: i,
+            sectors: Sectors::UpTo((n_lanes * per_lane) as u32, cause),
+            min_sectors: ((n_lanes * k + 31) / 32) as u32,
+            form,
+        };
+    }
+    let count = |base: i64, unit: i64| -> u32 {
+        let s: BTreeSet<i64> = bytes
+            .iter()
+            .flat_map(|(s, e)| (base + s).div_euclid(unit)..=(base + e).div_euclid(unit))
+            .collect();
+        s.len() as u32
+    };
+    if symbolic_rows {
+        // Rows far apart: sectors add up row by row; each row's start
+        // alignment is unknown (at most one extra sector per row).
+        let row_ids: BTreeSet<i64> = lanes.iter().map(|l| l.1).collect();
+        let rows = row_ids.len() as u32;
+        let (mut aligned, mut lines, mut total_bytes, mut widest) = (0u32, 0u32, 0i64, 0i64);
+        for r in &row_ids {
             let row_lanes: Vec<(i64, i64)> = bytes
                 .iter()
-                .zip(&lanes)
-                .filter(|(_, l)| l.1 == 0)
+                .zip(lanes.iter())
+                .filter(|(_, l)| l.1 == *r)
                 .map(|(b, _)| *b)
                 .collect();
             let per_row: BTreeSet<i64> = row_lanes
                 .iter()
                 .flat_map(|(s, e)| s.div_euclid(32)..=e.div_euclid(32))
                 .collect();
-            let row_bytes: BTreeSet<i64> = row_lanes.iter().flat_map(|(s, e)| *s..=*e).collect();
-            let aligned = rows * per_row.len() as u32;
-            let min_sectors = ((rows as i64 * row_bytes.len() as i64 + 31) / 32).max(1) as u32;
-            let lines = rows
-                * per_row
-                    .iter()
-                    .map(|s| s.div_euclid(4))
-                    .collect::<BTreeSet<_>>()
-                    .len() as u32;
-            out.push(GlobalAccessCost {
-                access: i,
-                sectors: if aligned > min_sectors {
-                    // A row holding more than one element may also start
-                    // unaligned: at most one more sector per row.
-                    let misaligned = if row_bytes.len() as i64 > k { rows } else { 0 };
-                    Sectors::UpTo(
-                        aligned + misaligned,
-                        format!("{rows} rows of the warp, each a separate run"),
-                    )
-                } else {
-                    Sectors::Exact {
-                        actual: aligned,
-                        aligned,
-                        lines,
-                        alignment_known: false,
-                    }
-                },
-                min_sectors,
-                form,
-            });
-            continue;
+            let row_bytes = row_lanes
+                .iter()
+                .flat_map(|(s, e)| *s..=*e)
+                .collect::<BTreeSet<_>>()
+                .len() as i64;
+            aligned += per_row.len() as u32;
+            lines += per_row
+                .iter()
+                .map(|s| s.div_euclid(4))
+                .collect::<BTreeSet<_>>()
+                .len() as u32;
+            total_bytes += row_bytes;
+            widest = widest.max(row_bytes);
         }
-        let aligned = count(0, 32);
-        let lines = count(0, 128);
-        let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % 32 == 0;
-        let (actual, alignment_known) = match form.offset {
-            Some(o) if rest_aligned => (count(o * elem, 32), true),
-            _ => (aligned, false),
-        };
-        out.push(GlobalAccessCost {
+        let min_sectors = ((total_bytes + 31) / 32).max(1) as u32;
+        return GlobalAccessCost {
             access: i,
-            sectors: Sectors::Exact {
-                actual,
-                aligned,
-                lines,
-                alignment_known,
+            sectors: if aligned > min_sectors {
+                // A row holding more than one element may also start
+                // unaligned: at most one more sector per row.
+                let misaligned = if widest > k { rows } else { 0 };
+                Sectors::UpTo(
+                    aligned + misaligned,
+                    format!("{rows} rows of the warp, each a separate run"),
+                )
+            } else {
+                Sectors::Exact {
+                    actual: aligned,
+                    aligned,
+                    lines,
+                    alignment_known: false,
+                }
             },
             min_sectors,
             form,
-        });
+        };
     }
-    out
+    let aligned = count(0, 32);
+    let lines = count(0, 128);
+    let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % 32 == 0;
+    let (actual, alignment_known) = match form.offset {
+        Some(o) if rest_aligned => (count(o * elem, 32), true),
+        _ => (aligned, false),
+    };
+    GlobalAccessCost {
+        access: i,
+        sectors: Sectors::Exact {
+            actual,
+            aligned,
+            lines,
+            alignment_known,
+        },
+        min_sectors,
+        form,
+    }
 }
 
 fn from_memory(u: &Uniformity, e: ExprId) -> bool {

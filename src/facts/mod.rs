@@ -147,9 +147,16 @@ impl Analysis {
             mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
         let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
-        let global =
-            coalescing::global_costs(f, &uniformity, &cx, &launch, &access_space, &in_single);
         let active = lanes::ActiveLanes::compute(f, &cx, &launch);
+        let global = coalescing::global_costs(
+            f,
+            &uniformity,
+            &cx,
+            &launch,
+            &access_space,
+            &active,
+            &in_single,
+        );
         let shared = banks::shared_costs(
             f,
             &uniformity,

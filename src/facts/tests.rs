@@ -784,3 +784,16 @@ fn warp_indices_are_warp_uniform_through_arithmetic() {
         "a constant divided by a thread index is not invariant: {kinds:?}"
     );
 }
+
+#[test]
+fn sectors_count_only_the_active_lanes() {
+    // Half a warp stores with stride 2: 16 lanes x 8 bytes = 4 sectors
+    // where the 64 bytes need 2 (a full warp would be 8 for 4).
+    let src = "__global__ void k(float* out) {\n\
+      if (threadIdx.x < 16) out[threadIdx.x * 2] = 0;\n\
+      out[threadIdx.x * 2 + 1] = 1;\n\
+    }\n";
+    let c = costs(src, [32, 1, 1]);
+    assert!(c[0].2.contains("aligned: 4") && c[0].1, "half warp: {c:?}");
+    assert!(c[1].2.contains("aligned: 8"), "full warp: {c:?}");
+}
