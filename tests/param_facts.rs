@@ -121,3 +121,73 @@ fn callers_that_disagree_join() {
         "strides 1 and 2 join to unknown"
     );
 }
+
+#[test]
+fn param_facts_are_a_table() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.cu"), SRC).unwrap();
+    let db = dir.path().join("c.db");
+    assert_cmd::Command::cargo_bin("cudalog")
+        .unwrap()
+        .arg("check")
+        .arg(dir.path())
+        .arg("--db")
+        .arg(&db)
+        .assert()
+        .code(0);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let rows: Vec<(
+        String,
+        String,
+        i64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    )> = conn
+        .prepare(
+            "SELECT fn.name, p.name, p.depends_x, p.stride_x, p.pointer_space, p.pointer_offset_x \
+             FROM param_facts p JOIN functions fn ON fn.id = p.function_id \
+             ORDER BY fn.name, p.param_index",
+        )
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let find = |f: &str, p: &str| {
+        rows.iter()
+            .find(|r| r.0 == f && r.1 == p)
+            .unwrap_or_else(|| panic!("{f}.{p} in {rows:?}"))
+            .clone()
+    };
+    let row = find("row_sum", "row");
+    assert_eq!(row.2, 1);
+    assert_eq!(row.4.as_deref(), Some("global"));
+    assert_eq!(row.5.as_deref(), Some("w"));
+    let n = find("row_sum", "n");
+    assert_eq!((n.2, n.3.as_deref()), (0, Some("0")));
+    let i = find("put", "i");
+    assert_eq!((i.2, i.3.as_deref()), (1, Some("1")));
+    assert_eq!(find("stage", "tile").4.as_deref(), Some("shared"));
+    // The device function's accesses carry the resolved space.
+    let spaces: Vec<String> = conn
+        .prepare(
+            "SELECT a.space FROM access_facts a JOIN functions fn ON fn.id = a.function_id \
+             WHERE fn.name IN ('row_sum', 'stage') ORDER BY fn.name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(spaces, vec!["global", "shared"]);
+}

@@ -67,6 +67,7 @@ impl Store {
                 "branch_facts",
                 "barrier_intervals",
                 "stmt_order",
+                "param_facts",
             ] {
                 tx.execute(&format!("DELETE FROM {t} WHERE function_id = ?1"), [fid])?;
             }
@@ -133,7 +134,7 @@ impl Store {
                         base + acc.span.line,
                         acc.span.col,
                         acc.array,
-                        acc.space.as_str(),
+                        a.access_space.get(i).copied().unwrap_or(acc.space).as_str(),
                         acc.is_write,
                         form.map(|f| coef_text(&f.coef[0])),
                         form.map(|f| coef_text(&f.coef[1])),
@@ -200,6 +201,40 @@ impl Store {
                 }
                 for (x, y) in &a.intervals.concurrent {
                     st.execute(params![fid, x, y, 0])?;
+                }
+            }
+            {
+                let mut st = tx.prepare_cached(
+                    "INSERT INTO param_facts(function_id, param_index, name, depends_x, depends_y, depends_z, \
+                     varies, stride_x, stride_y, stride_z, pointer_space, pointer_offset_x) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                )?;
+                let p = &a.params;
+                for v in f.vars.iter() {
+                    let Some(i) = v.param_position.map(|i| i as usize) else {
+                        continue;
+                    };
+                    let Some(m) = p.dims.get(i).copied() else {
+                        continue;
+                    };
+                    let form = p.forms.get(i).and_then(Option::as_ref);
+                    st.execute(params![
+                        fid,
+                        i as i64,
+                        v.name,
+                        m & 1 != 0,
+                        m & 2 != 0,
+                        m & 4 != 0,
+                        m & 8 != 0,
+                        form.map(|f| coef_text(&f.coef[0])),
+                        form.map(|f| coef_text(&f.coef[1])),
+                        form.map(|f| coef_text(&f.coef[2])),
+                        p.spaces.get(i).copied().flatten().map(|s| s.as_str()),
+                        p.pointer_forms
+                            .get(i)
+                            .and_then(Option::as_ref)
+                            .map(|f| coef_text(&f.coef[0])),
+                    ])?;
                 }
             }
             tx.execute(

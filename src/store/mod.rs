@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/001_init.sql"),
     include_str!("../../schema/002_findings.sql"),
     include_str!("../../schema/003_facts.sql"),
+    include_str!("../../schema/004_params.sql"),
 ];
 
 /// Current schema version (number of migrations).
