@@ -122,6 +122,16 @@ fn callers_that_disagree_join() {
     );
 }
 
+/// (function, parameter, depends_x, stride_x, pointer_space, pointer_offset_x)
+type ParamRow = (
+    String,
+    String,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 #[test]
 fn param_facts_are_a_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -136,14 +146,7 @@ fn param_facts_are_a_table() {
         .assert()
         .code(0);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let rows: Vec<(
-        String,
-        String,
-        i64,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    )> = conn
+    let rows: Vec<ParamRow> = conn
         .prepare(
             "SELECT fn.name, p.name, p.depends_x, p.stride_x, p.pointer_space, p.pointer_offset_x \
              FROM param_facts p JOIN functions fn ON fn.id = p.function_id \
