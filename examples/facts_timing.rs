@@ -3,12 +3,14 @@
 //! directory, after lowering. Usage:
 //!
 //! ```sh
-//! cargo run --release --example facts_timing -- DIR
+//! cargo run --release --example facts_timing -- DIR [KERNEL]
 //! ```
+//!
+//! With KERNEL, also prints the time of each program for that kernel.
 
 use cudalog::config::Config;
 use cudalog::db;
-use cudalog::facts::{Analysis, LaunchDims};
+use cudalog::facts::Analysis;
 use cudalog::index::Indexer;
 use cudalog::ir::FunctionKind;
 use std::time::Instant;
@@ -17,6 +19,7 @@ fn main() -> anyhow::Result<()> {
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "workspace-example".into());
+    let phases_of = std::env::args().nth(2);
     let root = std::path::Path::new(&dir);
     let mut ix = Indexer::new(root, Config::load(root)?, None);
     ix.load_all()?;
@@ -29,14 +32,20 @@ fn main() -> anyhow::Result<()> {
                 continue;
             }
             let ir = db::function_ir(dbase, *item);
+            // The block dimensions `check` uses (from the launch sites).
+            let launch =
+                db::launch_dims(dbase, db::KernelName::new(dbase, item.name(dbase).clone()));
             let t = Instant::now();
-            let a = Analysis::compute(&ir, LaunchDims::default(), &Default::default());
+            let a = Analysis::compute(&ir, launch, &Default::default());
             times.push((
                 t.elapsed().as_secs_f64() * 1e3,
                 item.name(dbase).clone(),
                 ir.stmts.len(),
             ));
             std::hint::black_box(a);
+            if phases_of.as_deref() == Some(item.name(dbase).as_str()) {
+                phases(&ir, launch);
+            }
         }
     }
     times.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -53,4 +62,29 @@ fn main() -> anyhow::Result<()> {
         max.2
     );
     Ok(())
+}
+
+/// Time each program of the analysis separately for one function.
+fn phases(f: &cudalog::ir::Function, launch: cudalog::facts::LaunchDims) {
+    use cudalog::facts::{Callees, Uniformity, intervals, relations, stride};
+    let none = Callees::new();
+    let t = Instant::now();
+    let r = relations::build(f, &none);
+    let relations_t = t.elapsed();
+    let t = Instant::now();
+    let u = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
+    let uniformity_t = t.elapsed();
+    let t = Instant::now();
+    let cx = stride::AffineCx::new(f, &r, &u, launch, &none);
+    let stride_t = t.elapsed();
+    std::hint::black_box(cx);
+    let t = Instant::now();
+    std::hint::black_box(intervals::compute(f));
+    let intervals_t = t.elapsed();
+    println!(
+        "  {} ({} expressions): relations+dataflow {relations_t:?}, uniformity {uniformity_t:?}, \
+         stride {stride_t:?}, intervals {intervals_t:?}",
+        f.name,
+        f.exprs.len()
+    );
 }

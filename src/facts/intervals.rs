@@ -206,7 +206,7 @@ pub fn compute(f: &Function) -> Intervals {
     rt.extend(barriers.iter().map(|&b| Start(b)));
     rt.extend([Start(ENTRY)]);
     rt.extend(srcs.iter().map(|&s| Src(s)));
-    let (interval, hb, conc) = rt.run();
+    let (interval, hb, conc) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut out = Intervals {
         interval: interval
             .into_iter()

@@ -84,6 +84,11 @@ impl FormTable {
     /// height, so an expression gets finitely many candidates.
     fn candidate(&mut self, e: u32, a: Affine) -> u32 {
         let id = self.intern(a);
+        self.candidate_id(e, id)
+    }
+
+    /// [`FormTable::candidate`] for an interned form.
+    fn candidate_id(&mut self, e: u32, id: u32) -> u32 {
         let seen = self.per_expr.get(&e).map_or(0, Vec::len);
         if seen < CAP {
             let seen = self.per_expr.entry(e).or_default();
@@ -156,10 +161,7 @@ mod ops {
     }
 
     pub fn candidate(e: u32, x: u32) -> u32 {
-        with(UNKNOWN, |t| {
-            let a = t.get(x).clone();
-            t.candidate(e, a)
-        })
+        with(UNKNOWN, |t| t.candidate_id(e, x))
     }
 
     pub fn same_coefs(x: u32, y: u32) -> bool {
@@ -489,7 +491,7 @@ fn run(
             .filter(|c| !u.is_uniform(*c))
             .map(ThreadDep),
     );
-    let (forms,) = rt.run();
+    let (forms,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     forms.into_iter().map(|Form(e, f)| (e, f)).collect()
 }
 

@@ -101,7 +101,8 @@ impl Uniformity {
         rt.extend(r.flow.def_under.iter().map(|&(x, c)| DefUnder(x, c)));
         rt.extend(r.flow.use_under.iter().map(|&(u, c)| UseUnder(u, c)));
         rt.extend(r.param_src.iter().map(|&(x, d)| ParamSrc(x, d)));
-        let (dep, var_dep, from_mem, var_from_mem) = rt.run();
+        let (dep, var_dep, from_mem, var_from_mem) =
+            rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
         let mut u = Uniformity {
             expr_dims: vec![0; n_exprs],
             var_dims: vec![0; n_vars],
