@@ -194,3 +194,36 @@ fn param_facts_are_a_table() {
         .collect();
     assert_eq!(spaces, vec!["global", "shared"]);
 }
+
+#[test]
+fn barriers_reached_through_nested_calls_and_mutual_recursion() {
+    let src = "__device__ void inner(float* s) { s[threadIdx.x] = 0; __syncthreads(); }\n\
+               __device__ void outer(float* s) { inner(s); }\n\
+               __device__ int ping(int n);\n\
+               __device__ int pong(int n) { return n > 0 ? ping(n - 1) : 0; }\n\
+               __device__ int ping(int n) { return n > 0 ? pong(n - 1) : threadIdx.x; }\n\
+               __global__ void k(float* a, int n) {\n\
+                 __shared__ float s[128];\n\
+                 if (threadIdx.x >= n) return;\n\
+                 outer(s);\n\
+                 a[threadIdx.x] = ping(n);\n\
+               }\n";
+    let (_d, ix) = index(src);
+    let (f, a) = analysis(&ix, "k");
+    let sites: Vec<&str> = a
+        .divergent_barriers
+        .iter()
+        .map(|v| match v.site {
+            cudalog::facts::barriers::BarrierSite::Call(i) => f.calls[i].callee.as_str(),
+            cudalog::facts::barriers::BarrierSite::Barrier(_) => "barrier",
+        })
+        .collect();
+    assert_eq!(
+        sites,
+        vec!["outer"],
+        "outer reaches inner's __syncthreads()"
+    );
+    // Mutual recursion: summaries exist, no query cycle panics.
+    let (_, p) = analysis(&ix, "pong");
+    assert!(p.params.dims.is_empty());
+}

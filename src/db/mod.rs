@@ -584,10 +584,20 @@ pub fn param_facts<'db>(db: &'db dyn Db, name: KernelName<'db>) -> Arc<crate::fa
     Arc::new(out)
 }
 
+fn device_summary_in_cycle<'db>(
+    _db: &'db dyn Db,
+    _id: salsa::Id,
+    _name: KernelName<'db>,
+) -> Option<crate::facts::CalleeSummary> {
+    None
+}
+
 /// Summary of the workspace's device function(s) named `name` (their return
-/// values' thread dependence and affine form), or `None` when there is none.
-/// Summaries do not look through further calls.
-#[salsa::tracked(returns(clone))]
+/// values' thread dependence and affine form, whether they reach a
+/// block-wide barrier), or `None` when there is none. Summaries include the
+/// summaries of the functions they call; in a cycle of calls (recursion) the
+/// functions see no summary of each other.
+#[salsa::tracked(returns(clone), cycle_result = device_summary_in_cycle)]
 pub fn device_summary<'db>(
     db: &'db dyn Db,
     name: KernelName<'db>,
@@ -602,7 +612,17 @@ pub fn device_summary<'db>(
             if item.kind(db) != FunctionKind::Device || item.name(db) != wanted {
                 continue;
             }
-            let s = crate::facts::summarize_callee(&function_ir(db, *item));
+            let f = function_ir(db, *item);
+            let mut callees = crate::facts::Callees::new();
+            for c in &f.calls {
+                if &c.callee == wanted {
+                    continue;
+                }
+                if let Some(s) = device_summary(db, KernelName::new(db, c.callee.clone())) {
+                    callees.insert(c.callee.clone(), s);
+                }
+            }
+            let s = crate::facts::summarize_callee(&f, &callees);
             out = Some(match out {
                 None => s,
                 Some(prev) => crate::facts::CalleeSummary {

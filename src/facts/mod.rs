@@ -226,11 +226,10 @@ pub struct CalleeSummary {
 }
 
 /// Summarise a device function for its callers.
-pub fn summarize_callee(f: &Function) -> CalleeSummary {
-    let none = Callees::new();
-    let a = Analysis::compute(f, LaunchDims::default(), &none);
-    let r = relations::build(f, &none);
-    let cx = stride::AffineCx::new(f, &r, &a.uniformity, LaunchDims::default(), &none);
+pub fn summarize_callee(f: &Function, callees: &Callees) -> CalleeSummary {
+    let a = Analysis::compute(f, LaunchDims::default(), callees);
+    let r = relations::build(f, callees);
+    let cx = stride::AffineCx::new(f, &r, &a.uniformity, LaunchDims::default(), callees);
     let mut dims = 0u8;
     let mut form: Option<affine::Affine> = None;
     let mut forms_ok = f.params.is_empty();
@@ -251,15 +250,19 @@ pub fn summarize_callee(f: &Function) -> CalleeSummary {
     CalleeSummary {
         dims,
         form: if forms_ok { form } else { None },
-        block_barrier: f.barriers.iter().any(|b| {
-            use crate::ir::BarrierKind as K;
-            match b.kind {
-                K::SyncThreads | K::SyncThreadsReduce | K::CgBlockSync | K::CgGridSync => true,
-                K::BarSync | K::BarArrive | K::BarRed => {
-                    b.thread_count.is_none() && b.thread_count_text.is_none()
+        block_barrier: f
+            .calls
+            .iter()
+            .any(|c| callees.get(&c.callee).is_some_and(|s| s.block_barrier))
+            || f.barriers.iter().any(|b| {
+                use crate::ir::BarrierKind as K;
+                match b.kind {
+                    K::SyncThreads | K::SyncThreadsReduce | K::CgBlockSync | K::CgGridSync => true,
+                    K::BarSync | K::BarArrive | K::BarRed => {
+                        b.thread_count.is_none() && b.thread_count_text.is_none()
+                    }
+                    K::SyncWarp | K::CgTileSync => false,
                 }
-                K::SyncWarp | K::CgTileSync => false,
-            }
-        }),
+            }),
     }
 }
