@@ -241,8 +241,11 @@ fn editing_a_kernel_body_does_not_reanalyse_its_device_callees() {
          void run(float* p) {{ k1<<<1, dim3(16, 16)>>>(p); }}\n"
     );
     let log = ExecutionLog::default();
-    let (dir, mut ix) = index_logged(&[("a.cu", &src)], Some(log.clone()));
+    let other = "__global__ void k2(float* a) { a[threadIdx.x] = 0; }\n\
+                 void run2(float* p) { k2<<<1, 64>>>(p); }\n";
+    let (dir, mut ix) = index_logged(&[("a.cu", &src), ("b.cu", other)], Some(log.clone()));
     assert_eq!(launch_of(&ix, "store").block, [Some(16), Some(16), Some(1)]);
+    assert_eq!(launch_of(&ix, "k2").block, [Some(64), Some(1), Some(1)]);
     let count =
         |l: &[String], q: &str| l.iter().filter(|e| e.starts_with(&format!("{q}("))).count();
 
@@ -253,8 +256,20 @@ fn editing_a_kernel_body_does_not_reanalyse_its_device_callees() {
     ix.set_file_bytes(Path::new("a.cu"), edited.as_bytes());
     assert_eq!(launch_of(&ix, "store").block, [Some(16), Some(16), Some(1)]);
     launch_of(&ix, "k1");
+    assert_eq!(launch_of(&ix, "k2").block, [Some(64), Some(1), Some(1)]);
     let l = log.take();
     assert_eq!(count(&l, "function_analysis"), 1, "{l:?}");
+    // Launches and calls are unchanged: the per-file lists of the edited
+    // file are re-read; of the cross-function queries only those that read
+    // the edited function itself run again — k1's own launch dims (its
+    // definition text) and the parameter facts of its one callee (its call
+    // arguments); nothing about other functions.
+    assert_eq!(count(&l, "file_launches"), 1, "{l:?}");
+    assert_eq!(count(&l, "file_calls"), 1, "{l:?}");
+    assert_eq!(count(&l, "launch_dims"), 1, "{l:?}");
+    assert_eq!(count(&l, "param_facts"), 1, "{l:?}");
+    assert_eq!(count(&l, "device_launch_dims"), 0, "{l:?}");
+    assert_eq!(count(&l, "device_summary"), 0, "{l:?}");
 
     // Change the launch: the device function follows.
     let relaunched = edited.replace("dim3(16, 16)", "dim3(32, 4)");

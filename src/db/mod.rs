@@ -16,9 +16,13 @@
 //!   written to the store;
 //! - [`launch_dims`]: kernel name → block dimensions and template argument
 //!   values agreed by all its launch sites;
+//! - [`file_launches`], [`file_calls`]: one file's launch sites and
+//!   device-side calls (per file, so edits re-read only the edited file);
 //! - [`call_graph`]: callee name → calling kernels and device functions;
 //! - [`device_launch_dims`]: device function name → the block dimensions the
 //!   kernels that reach it agree on;
+//! - [`param_facts`]: device function name → what its callers pass;
+//! - [`device_summary`]: device function name → its summary for callers;
 //! - [`function_analysis`]: item → the `facts` of one function.
 
 use crate::facts::LaunchDims;
@@ -324,49 +328,28 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
     // every definition of the kernel (`None`: no definition seen yet).
     let mut slots: Option<[bool; MAX_TEMPLATE_VALUES]> = None;
     for file in ws.files(db).values() {
-        let is_source = crate::workspace::is_source(file.path(db));
         for item in items(db, *file) {
-            if !item.text(db).contains(kernel.as_str()) {
-                continue;
-            }
-            let is_definition = item.kind(db) == FunctionKind::Kernel && item.name(db) == kernel;
-            if !is_source && !is_definition {
+            if item.kind(db) != FunctionKind::Kernel || item.name(db) != kernel {
                 continue;
             }
             let f = function_ir(db, *item);
-            if is_definition {
-                let s =
-                    crate::facts::launch::template_value_slots(item.text(db), &f.template_params);
-                slots = Some(match slots {
-                    None => s,
-                    Some(prev) => std::array::from_fn(|i| prev[i] && s[i]),
-                });
-            }
-            if !is_source {
+            let s = crate::facts::launch::template_value_slots(item.text(db), &f.template_params);
+            slots = Some(match slots {
+                None => s,
+                Some(prev) => std::array::from_fn(|i| prev[i] && s[i]),
+            });
+        }
+        for (k, dims) in file_launches(db, *file).iter() {
+            if k != kernel {
                 continue;
             }
-            for l in f.launches.iter().filter(|l| &l.kernel == kernel) {
-                let block = l
-                    .block
-                    .map(|b| crate::facts::launch::block_dims(&f, b))
-                    .unwrap_or([None; 3]);
-                let template_values = std::array::from_fn(|i| {
-                    l.template_args
-                        .get(i)
-                        .and_then(|a| template_arg_value(a, &f, item.scope(db)))
-                });
-                let dims = LaunchDims {
-                    block,
-                    template_values,
-                };
-                seen = Some(match seen {
-                    None => dims,
-                    Some(prev) => LaunchDims {
-                        block: agree(prev.block, dims.block),
-                        template_values: agree(prev.template_values, dims.template_values),
-                    },
-                });
-            }
+            seen = Some(match seen {
+                None => *dims,
+                Some(prev) => LaunchDims {
+                    block: agree(prev.block, dims.block),
+                    template_values: agree(prev.template_values, dims.template_values),
+                },
+            });
         }
     }
     match seen {
@@ -381,6 +364,42 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
         }
         None => LaunchDims::with_block(ws.default_block(db).map(Some)),
     }
+}
+
+/// The launch sites of one source file (headers launch nothing here): for
+/// each, the launched kernel and the block dimensions and template argument
+/// values written there (template values by argument position, before they
+/// are matched to the kernel's parameters). A per-file query, so that an edit
+/// re-reads only the edited file's launches; its result is unchanged (and
+/// [`launch_dims`] is not re-run) unless a launch changed.
+#[salsa::tracked(returns(clone))]
+pub fn file_launches(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, LaunchDims)>> {
+    let mut out = Vec::new();
+    if !crate::workspace::is_source(file.path(db)) {
+        return Arc::new(out);
+    }
+    for item in items(db, file) {
+        let f = function_ir(db, *item);
+        for l in &f.launches {
+            let block = l
+                .block
+                .map(|b| crate::facts::launch::block_dims(&f, b))
+                .unwrap_or([None; 3]);
+            let template_values = std::array::from_fn(|i| {
+                l.template_args
+                    .get(i)
+                    .and_then(|a| template_arg_value(a, &f, item.scope(db)))
+            });
+            out.push((
+                l.kernel.clone(),
+                LaunchDims {
+                    block,
+                    template_values,
+                },
+            ));
+        }
+    }
+    Arc::new(out)
 }
 
 /// The integer value of a template argument `arg` (its text as written at a
@@ -445,21 +464,57 @@ pub fn template_arg_value(arg: &str, f: &Function, scope: &Scope) -> Option<i64>
 pub fn call_graph(db: &dyn Db) -> Arc<BTreeMap<String, BTreeSet<(String, bool)>>> {
     let mut out: BTreeMap<String, BTreeSet<(String, bool)>> = BTreeMap::new();
     for file in db.workspace().files(db).values() {
-        for item in items(db, *file) {
-            let kind = item.kind(db);
-            if kind == FunctionKind::Host {
-                continue;
-            }
-            let f = function_ir(db, *item);
-            for c in &f.calls {
-                let callee = c.callee.rsplit("::").next().unwrap_or(&c.callee);
-                out.entry(callee.to_string())
-                    .or_default()
-                    .insert((item.name(db).clone(), kind == FunctionKind::Kernel));
-            }
+        for (callee, caller, is_kernel) in file_calls(db, *file).iter() {
+            out.entry(callee.clone())
+                .or_default()
+                .insert((caller.clone(), *is_kernel));
         }
     }
     Arc::new(out)
+}
+
+/// The device-side calls of one file: (callee without `ns::`, caller, whether
+/// the caller is a kernel). Per file, so that an edit re-lowers nothing
+/// outside the edited file and [`call_graph`] only merges memoised lists.
+#[salsa::tracked(returns(clone))]
+pub fn file_calls(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, String, bool)>> {
+    let mut out = Vec::new();
+    for item in items(db, file) {
+        let kind = item.kind(db);
+        if kind == FunctionKind::Host {
+            continue;
+        }
+        let f = function_ir(db, *item);
+        for c in &f.calls {
+            let callee = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            out.push((
+                callee.to_string(),
+                item.name(db).clone(),
+                kind == FunctionKind::Kernel,
+            ));
+        }
+    }
+    out.sort();
+    out.dedup();
+    Arc::new(out)
+}
+
+/// Every name reachable from `start` by repeatedly following `next`
+/// (a worklist; `start` included, cycles visited once).
+fn reachable<'a, I>(start: &'a str, next: impl Fn(&'a str) -> I) -> BTreeSet<&'a str>
+where
+    I: IntoIterator<Item = &'a str>,
+{
+    let mut seen = BTreeSet::from([start]);
+    let mut work = vec![start];
+    while let Some(n) = work.pop() {
+        for m in next(n) {
+            if seen.insert(m) {
+                work.push(m);
+            }
+        }
+    }
+    seen
 }
 
 /// Launch dimensions of the device function(s) named `name`: the agreement
@@ -472,18 +527,22 @@ pub fn call_graph(db: &dyn Db) -> Arc<BTreeMap<String, BTreeSet<(String, bool)>>
 #[salsa::tracked(returns(copy))]
 pub fn device_launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
     let graph = call_graph(db);
-    let mut visited: BTreeSet<&str> = BTreeSet::from([name.name(db).as_str()]);
-    let mut work: Vec<&str> = vec![name.name(db).as_str()];
-    let mut kernels: BTreeSet<&str> = BTreeSet::new();
-    while let Some(n) = work.pop() {
-        for (caller, is_kernel) in graph.get(n).into_iter().flatten() {
-            if *is_kernel {
-                kernels.insert(caller);
-            } else if visited.insert(caller) {
-                work.push(caller);
-            }
-        }
-    }
+    // Device functions that reach `name` (itself included), then the kernels
+    // that call any of them.
+    let devices = reachable(name.name(db).as_str(), |n| {
+        graph
+            .get(n)
+            .into_iter()
+            .flatten()
+            .filter(|(_, is_kernel)| !is_kernel)
+            .map(|(c, _)| c.as_str())
+    });
+    let kernels: BTreeSet<&str> = devices
+        .iter()
+        .flat_map(|n| graph.get(*n).into_iter().flatten())
+        .filter(|(_, is_kernel)| *is_kernel)
+        .map(|(c, _)| c.as_str())
+        .collect();
     let mut block: Option<[Option<u32>; 3]> = None;
     for k in kernels {
         let b = launch_dims(db, KernelName::new(db, k.to_string())).block;
@@ -543,15 +602,7 @@ pub fn param_facts<'db>(db: &'db dyn Db, name: KernelName<'db>) -> Arc<crate::fa
                 .push(callee.as_str());
         }
     }
-    let mut reach: BTreeSet<&str> = BTreeSet::from([wanted]);
-    let mut work = vec![wanted];
-    while let Some(n) = work.pop() {
-        for c in forward.get(n).into_iter().flatten() {
-            if reach.insert(c) {
-                work.push(c);
-            }
-        }
-    }
+    let reach = reachable(wanted, |n| forward.get(n).into_iter().flatten().copied());
     let callers: BTreeSet<&str> = graph
         .get(wanted)
         .into_iter()
@@ -563,10 +614,10 @@ pub fn param_facts<'db>(db: &'db dyn Db, name: KernelName<'db>) -> Arc<crate::fa
     }
     let mut out = crate::facts::ParamFacts::default();
     let mut first = true;
+    // Items are found by their tracked name and kind (not by file text), so
+    // editing a body does not re-run this query unless a caller's call
+    // arguments changed.
     for file in db.workspace().files(db).values() {
-        if !file.text(db).contains(wanted) {
-            continue;
-        }
         for item in items(db, *file) {
             if item.kind(db) == FunctionKind::Host || !callers.contains(item.name(db).as_str()) {
                 continue;
@@ -605,9 +656,6 @@ pub fn device_summary<'db>(
     let wanted = name.name(db);
     let mut out: Option<crate::facts::CalleeSummary> = None;
     for file in db.workspace().files(db).values() {
-        if !file.text(db).contains(wanted.as_str()) {
-            continue;
-        }
         for item in items(db, *file) {
             if item.kind(db) != FunctionKind::Device || item.name(db) != wanted {
                 continue;

@@ -314,10 +314,16 @@ pub(crate) fn binary(
             // Within a warp whose lanes differ only in threadIdx.x by less
             // than 32: `x / (32·m)` is constant, `x % (32·m)` is `x` up to
             // a constant.
+            // The lanes' values must also stay inside one aligned run of 32:
+            // `threadIdx.x + c` with `c` a multiple of 32 (and any invariant
+            // rest a multiple of 32), else `(threadIdx.x + 5) / 32` splits
+            // the warp.
             let lane_linear = warp_aligned
                 && x.coef[0] == Coef::Int(1)
                 && x.coef[1].is_zero()
-                && x.coef[2].is_zero();
+                && x.coef[2].is_zero()
+                && x.offset.is_some_and(|o| o % 32 == 0)
+                && x.rest_multiple.is_multiple_of(32);
             match divisor {
                 Some(d) if lane_linear && d % 32 == 0 => {
                     if op == op::REM {

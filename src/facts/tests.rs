@@ -797,3 +797,24 @@ fn sectors_count_only_the_active_lanes() {
     assert!(c[0].2.contains("aligned: 4") && c[0].1, "half warp: {c:?}");
     assert!(c[1].2.contains("aligned: 8"), "full warp: {c:?}");
 }
+
+#[test]
+fn warp_divisions_need_warp_aligned_values() {
+    // `(threadIdx.x + 5) / 32` takes two values in every warp;
+    // `(threadIdx.x + 64) / 32` and the grid-wide `/ 32` take one.
+    let src = "__global__ void k(float* a, int n) {\n\
+      if ((threadIdx.x + 5) / 32 < n) a[0] = 0;\n\
+      if ((threadIdx.x + 64) / 32 < n) a[1] = 0;\n\
+      if ((blockIdx.x * blockDim.x + threadIdx.x) / 32 < n) a[2] = 0;\n\
+    }\n";
+    let f = lower(src);
+    let a = super::Analysis::compute(
+        &f,
+        LaunchDims::with_block([Some(128), Some(1), Some(1)]),
+        &Default::default(),
+    );
+    let kinds: Vec<String> = a.branches.iter().map(|b| format!("{:?}", b.kind)).collect();
+    assert!(kinds[0].starts_with("Divergent"), "{kinds:?}");
+    assert_eq!(kinds[1], "WarpUniform", "{kinds:?}");
+    assert_eq!(kinds[2], "WarpUniform", "{kinds:?}");
+}
