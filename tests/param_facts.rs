@@ -227,3 +227,17 @@ fn barriers_reached_through_nested_calls_and_mutual_recursion() {
     let (_, p) = analysis(&ix, "pong");
     assert!(p.params.dims.is_empty());
 }
+
+#[test]
+fn default_arguments_do_not_hide_other_call_sites() {
+    // One site passes the thread index for `i`, the other uses the default:
+    // `i` still depends on the thread.
+    let src = "__device__ void put(float* p, int i = 0) { if (i < 3) p[0] = 0; }\n\
+               __global__ void k1(float* a) { put(a); }\n\
+               __global__ void k2(float* a) { put(a, threadIdx.x); }\n";
+    let (_d, ix) = index(src);
+    let (_, a) = analysis(&ix, "put");
+    assert_eq!(a.params.dims.len(), 2, "{:?}", a.params);
+    assert_eq!(a.params.dims[1] & 1, 1);
+    assert_eq!(a.params.forms[1], None, "default value and threadIdx.x");
+}

@@ -74,7 +74,7 @@ pub fn shared_costs(
         let warp_degree = |lanes: &[(i64, i64)]| -> Option<u32> {
             let cy = match coef(1) {
                 Some(c) => c,
-                None if lanes.iter().all(|l| l.1 == 0) => 0,
+                None if lanes.iter().all(|l| l.1 == lanes[0].1) => 0,
                 None => return None,
             };
             let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();

@@ -159,7 +159,6 @@ pub fn global_costs(
 }
 
 /// The cost of one global access for one warp's (active) lanes.
-#[allow(clippy::too_many_arguments)]
 fn lane_cost(
     i: usize,
     form: Affine,
@@ -169,10 +168,14 @@ fn lane_cost(
     lanes: &[(i64, i64)],
 ) -> GlobalAccessCost {
     let n_lanes = lanes.len() as i64;
+    // Whether the lanes differ in x (d = 0) or y (d = 1); z never varies
+    // within a modelled warp.
+    let first = lanes.first().copied().unwrap_or((0, 0));
     let varying = |d: usize| -> bool {
         match d {
-            0 => lanes.iter().any(|l| l.0 != 0),
-            _ => lanes.iter().any(|l| l.1 != 0) && d == 1,
+            0 => lanes.iter().any(|l| l.0 != first.0),
+            1 => lanes.iter().any(|l| l.1 != first.1),
+            _ => false,
         }
     };
     let mut ints = [0i64; 3];

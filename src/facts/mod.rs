@@ -77,8 +77,7 @@ pub struct ParamFacts {
 pub struct CallArgs {
     /// The callee as written.
     pub callee: String,
-    /// Per argument: thread dependence, affine form, pointer space and
-    /// pointer offset.
+    /// Thread dependence (bit set of [`relations::DimId`]) of each argument.
     pub dims: Vec<u8>,
     /// Affine forms of the arguments.
     pub forms: Vec<affine::Affine>,
@@ -91,7 +90,6 @@ pub struct CallArgs {
 impl ParamFacts {
     /// Merge the arguments of one more call site.
     pub fn merge(&mut self, c: &CallArgs, first: bool) {
-        let n = c.dims.len();
         if first {
             self.dims = c.dims.clone();
             self.forms = c.forms.iter().cloned().map(Some).collect();
@@ -99,13 +97,15 @@ impl ParamFacts {
             self.pointer_forms = c.pointer_forms.clone();
             return;
         }
-        let n = n.min(self.dims.len());
-        self.dims.truncate(n);
-        self.forms.truncate(n);
-        self.spaces.truncate(n);
-        self.pointer_forms.truncate(n);
+        // A site with fewer arguments uses default values there: nothing
+        // thread-dependent from it, but no known form, space or offset.
+        let n = c.dims.len().max(self.dims.len());
+        self.dims.resize(n, 0);
+        self.forms.resize(n, None);
+        self.spaces.resize(n, None);
+        self.pointer_forms.resize(n, None);
         for i in 0..n {
-            self.dims[i] |= c.dims[i];
+            self.dims[i] |= c.dims.get(i).copied().unwrap_or(0);
             self.forms[i] = match (&self.forms[i], c.forms.get(i)) {
                 (Some(a), Some(b)) => Some(a.join(b)),
                 _ => None,
