@@ -818,3 +818,58 @@ fn warp_divisions_need_warp_aligned_values() {
     assert_eq!(kinds[1], "WarpUniform", "{kinds:?}");
     assert_eq!(kinds[2], "WarpUniform", "{kinds:?}");
 }
+
+#[test]
+fn pointer_offsets_are_rescaled_through_casts() {
+    // A uint8_t pointer advanced by 4 bytes per thread, read as uint32_t:
+    // unit stride in the accessed type (4 sectors), not 4 elements apart.
+    // A short pointer advanced by 2 shorts per thread, read as int: the same.
+    let src = "__global__ void k(const unsigned char* src, short* s, int* out) {\n\
+      const unsigned char* p = src + (threadIdx.x << 2);\n\
+      out[threadIdx.x] = *(const unsigned int*)p;\n\
+      short* q = s + threadIdx.x * 2;\n\
+      out[threadIdx.x + 1] = ((int*)q)[0];\n\
+    }\n";
+    let c = costs(src, [32, 1, 1]);
+    let reads: Vec<_> = c
+        .iter()
+        .filter(|x| x.0.starts_with('p') || x.0.starts_with('q'))
+        .collect();
+    assert_eq!(reads.len(), 2, "{c:?}");
+    for r in reads {
+        assert!(!r.1 && r.2.contains("aligned: 4"), "{r:?}");
+    }
+}
+
+#[test]
+fn method_calls_are_not_parameterless_summaries() {
+    // `y.upper()` depends on the object `y` (per thread here), even if a
+    // device function `upper()` without parameters is uniform.
+    let src = "__global__ void k(float* a, const float* v) {\n\
+      float y = v[threadIdx.x];\n\
+      if (y.upper() < 0) a[0] = 0;\n\
+    }\n";
+    let f = lower(src);
+    let mut callees = super::Callees::new();
+    callees.insert(
+        "upper".to_string(),
+        super::CalleeSummary {
+            form: Some(super::affine::invariant()),
+            ..Default::default()
+        },
+    );
+    callees.insert("y.upper".to_string(), callees["upper"].clone());
+    let a = super::Analysis::compute(
+        &f,
+        LaunchDims::with_block([Some(32), Some(1), Some(1)]),
+        &callees,
+    );
+    assert!(
+        matches!(
+            a.branches[0].kind,
+            super::divergence::BranchKind::Divergent { .. }
+        ),
+        "{:?}",
+        a.branches[0].kind
+    );
+}
