@@ -16,5 +16,6 @@ pub mod frontend;
 pub mod index;
 pub mod ir;
 pub mod report;
+pub mod rules;
 pub mod store;
 pub mod workspace;

@@ -1,5 +1,7 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
+mod rules;
+
 use crate::check::{Severity, findings};
 use crate::config::Config;
 use crate::index::index_and_keep;
@@ -68,6 +70,12 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+    },
+    /// House rules (Datalog): list, check or run rule files.
+    Rules {
+        /// The rules subcommand.
+        #[command(subcommand)]
+        command: rules::RulesCommand,
     },
 }
 
@@ -166,10 +174,18 @@ pub fn run(cli: Cli) -> Result<i32> {
         } => {
             let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
-            let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
-            let found = findings(&run.indexer, &run.files);
+            let mut run =
+                index_and_keep(&root, &db_path, config.clone(), &IndexOptions { progress })?;
+            let mut found = findings(&run.indexer, &run.files);
             run.store.replace_findings(&found)?;
             crate::check::persist_facts(&run.indexer, &run.files, &mut run.store)?;
+            // House rules: their facts, then their findings over the store
+            // (which holds this run's built-in findings), all in `findings`.
+            crate::rules::facts::sync_rule_facts(run.store.connection(), &run.indexer, &run.files)?;
+            let (lints, rule_errors) =
+                crate::rules::workspace_findings(run.store.connection(), &root, &config);
+            found.extend(lints);
+            run.store.replace_findings(&found)?;
             let sources = run
                 .files
                 .iter()
@@ -182,8 +198,15 @@ pub fn run(cli: Cli) -> Result<i32> {
                 })
                 .collect();
             print!("{}", render(&found, format, &sources));
+            rule_errors.iter().for_each(|e| eprint!("{}", e.render()));
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
-            Ok(if failing { 1 } else { 0 })
+            Ok(if !rule_errors.is_empty() {
+                2
+            } else if failing {
+                1
+            } else {
+                0
+            })
         }
         Command::Query { sql, db, format } => {
             let db_path = match db {
@@ -200,5 +223,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             print!("{out}");
             Ok(0)
         }
+        Command::Rules { command } => rules::run(command),
     }
 }

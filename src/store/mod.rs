@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/002_findings.sql"),
     include_str!("../../schema/003_facts.sql"),
     include_str!("../../schema/004_params.sql"),
+    include_str!("../../schema/005_rule_facts.sql"),
 ];
 
 /// Current schema version (number of migrations).
