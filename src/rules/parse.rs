@@ -561,8 +561,12 @@ impl Parser<'_> {
         while self.eat(&Tok::Comma) {
             v.push(self.literal()?);
         }
-        if !end.contains(self.peek()) && self.peek() != &Tok::Semi && self.peek() != &Tok::Dot {
-            return Err(self.unexpected("`,` or the end of the body"));
+        if !end.contains(self.peek()) {
+            return Err(self.unexpected(if end.contains(&Tok::RBrace) {
+                "`,` or `}` to close the aggregate's body"
+            } else {
+                "`,`, `;` or `.` to end the rule"
+            }));
         }
         Ok(v)
     }
