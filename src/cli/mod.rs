@@ -1,6 +1,6 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
-use crate::check::{Severity, findings};
+use crate::check::Severity;
 use crate::config::Config;
 use crate::index::index_and_keep;
 use crate::index::{IndexOptions, index_directory};
@@ -122,6 +122,26 @@ fn workspace_args(
     Ok((root, config, db_path))
 }
 
+/// The text of every file that has a finding, by stored path (for the
+/// source snippets of the report).
+fn finding_sources(
+    ix: &crate::index::Indexer,
+    found: &[crate::check::Finding],
+) -> std::collections::HashMap<String, String> {
+    let wanted: std::collections::HashSet<&str> = found.iter().map(|f| f.file.as_str()).collect();
+    ix.indexed()
+        .iter()
+        .filter_map(|p| {
+            let key = store::path_key(p);
+            if wanted.contains(key.as_str()) {
+                ix.text(p).map(|t| (key, t.to_string()))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 /// Run the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
@@ -148,11 +168,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                     s.parse_errors
                 );
                 println!(
-                    "store {}: {} functions written, {} moved, {} unchanged",
+                    "store {}: {} functions written, {} moved, {} unchanged, {} deleted",
                     db_path.display(),
                     s.functions_written,
                     s.functions_moved,
-                    s.functions_unchanged
+                    s.functions_unchanged,
+                    s.functions_deleted
                 );
             }
             Ok(0)
@@ -166,21 +187,9 @@ pub fn run(cli: Cli) -> Result<i32> {
         } => {
             let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
-            let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
-            let found = findings(&run.indexer, &run.files);
-            run.store.replace_findings(&found)?;
-            crate::check::persist_facts(&run.indexer, &run.files, &mut run.store)?;
-            let sources = run
-                .files
-                .iter()
-                .map(|f| {
-                    let db = run.indexer.db();
-                    (
-                        crate::workspace::display_path(f.path(db)),
-                        f.text(db).clone(),
-                    )
-                })
-                .collect();
+            let run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
+            let found = store::load_findings(run.store.connection())?;
+            let sources = finding_sources(&run.indexer, &found);
             print!("{}", render(&found, format, &sources));
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
             Ok(if failing { 1 } else { 0 })

@@ -15,7 +15,19 @@ use super::uniformity::Uniformity;
 use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, StmtKind};
 
 /// Block dimensions of the launches of a kernel (`None`: not known).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct LaunchDims {
     /// blockDim.x, .y, .z
     pub block: [Option<u32>; 3],

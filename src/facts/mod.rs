@@ -73,7 +73,7 @@ pub struct ParamFacts {
 }
 
 /// The arguments of one call site, as a caller sees them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CallArgs {
     /// The callee as written.
     pub callee: String,
@@ -212,7 +212,7 @@ fn mark_single_thread(
 }
 
 /// What a device function's callers need to know about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CalleeSummary {
     /// Thread dimensions its return value depends on (with uniform arguments).
     pub dims: u8,

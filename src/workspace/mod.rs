@@ -109,17 +109,67 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     }
 }
 
-/// Relative path as stored (forward slashes).
+/// Relative path as stored (forward slashes), losslessly: a component
+/// that is valid UTF-8 without a backslash is kept as it is; any other has
+/// its backslashes doubled and each byte that is not valid UTF-8 written
+/// `\xHH`. Different paths never give the same text (only escaped
+/// components contain a backslash, and escapes decode unambiguously).
 pub fn display_path(rel: &Path) -> String {
     rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
+        .map(|c| escape_component(c.as_os_str()))
         .collect::<Vec<_>>()
         .join("/")
+}
+
+fn escape_component(c: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(c).to_vec();
+    #[cfg(not(unix))]
+    let bytes = c.to_string_lossy().into_owned().into_bytes();
+    match std::str::from_utf8(&bytes) {
+        Ok(s) if !s.contains('\\') => s.to_string(),
+        _ => {
+            let mut out = String::new();
+            let mut rest: &[u8] = &bytes;
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(s) => {
+                        out.push_str(&s.replace('\\', "\\\\"));
+                        break;
+                    }
+                    Err(e) => {
+                        let (good, bad) = rest.split_at(e.valid_up_to());
+                        let good = std::str::from_utf8(good).unwrap_or_default();
+                        out.push_str(&good.replace('\\', "\\\\"));
+                        let n = e.error_len().unwrap_or(bad.len()).max(1);
+                        for b in &bad[..n] {
+                            out.push_str(&format!("\\x{b:02X}"));
+                        }
+                        rest = &bad[n..];
+                    }
+                }
+            }
+            out
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_are_stored_losslessly() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = |b: &[u8]| display_path(Path::new(std::ffi::OsStr::from_bytes(b)));
+        assert_eq!(p(b"src/a.cu"), "src/a.cu");
+        assert_eq!(p(b"x\xff.cu"), "x\\xFF.cu");
+        assert_ne!(p(b"x\xff.cu"), p(b"x\xfe.cu"));
+        // A name that literally reads like an escape stays distinct.
+        assert_eq!(p(b"x\\xFF.cu"), "x\\\\xFF.cu");
+        assert_ne!(p(b"x\\xFF.cu"), p(b"x\xff.cu"));
+    }
 
     #[test]
     fn decodes_utf8_bom_and_latin1() {
