@@ -21,15 +21,14 @@
 
 pub mod includes;
 pub mod names;
+mod run;
 
 use crate::config::Config;
-use crate::db::{
-    self, Database, ExecutionLog, FileCache, FileSymbols, FuncRef, FunctionCache, SourceFile,
-};
+use crate::db::{self, Database, ExecutionLog, FileCache, FileSymbols, FuncRef, SourceFile};
+use crate::frontend::Scope;
 use crate::frontend::preproc::MacroTable;
-use crate::frontend::{Scope, SourceDiagnostic};
 use crate::ir::FunctionKind;
-use crate::store::{FileRow, Store, StoreState, StoreTx, StoredFile, path_key};
+use crate::store::{Store, StoreState, StoreTx, StoredFile, path_key};
 use crate::workspace;
 use anyhow::Result;
 use rayon::prelude::*;
@@ -57,6 +56,11 @@ pub struct Indexer {
     pending: BTreeSet<PathBuf>,
     /// Files created or removed since the last run or update.
     pending_presence: BTreeSet<PathBuf>,
+    /// What the store holds, as of the last run or batch (a mirror kept
+    /// current by every write this indexer queues).
+    stored: StoreState,
+    /// Whether `stored` was read from a store (by a full run).
+    stored_loaded: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -181,6 +185,8 @@ impl Indexer {
             indexed: BTreeSet::new(),
             pending: BTreeSet::new(),
             pending_presence: BTreeSet::new(),
+            stored: StoreState::default(),
+            stored_loaded: false,
         };
         let scope = initial_scope(&ix.config);
         let dirs = ix.config.preprocessor.include_dirs.clone();
@@ -396,17 +402,6 @@ impl Indexer {
         }
     }
 
-    /// The symbols of `paths`, computed in parallel.
-    fn symbols_of(&self, paths: &[PathBuf]) -> Vec<(PathBuf, Arc<FileSymbols>)> {
-        let files: Vec<(PathBuf, SourceFile)> = paths
-            .iter()
-            .filter_map(|p| self.files.get(p).map(|f| (p.clone(), *f)))
-            .collect();
-        par_map(&self.db, &files, |db, (p, f)| {
-            (p.clone(), db::file_symbols(db, *f))
-        })
-    }
-
     /// Recompute the indexed set from the sources and the include graph.
     fn compute_indexed(&self) -> BTreeSet<PathBuf> {
         let mut out = BTreeSet::new();
@@ -419,10 +414,16 @@ impl Indexer {
 
     /// Make `folded`, `graph` and `indexed` agree with the current symbols
     /// of `dirty` (files whose symbols may have changed), folding headers
-    /// that become indexed in and files that stop being indexed out.
+    /// that become indexed in and files that stop being indexed out. With
+    /// `emit`, the rows of every file derived anew are queued for the store
+    /// as soon as its chunk is done (and the chunk's memos may be evicted).
     /// Returns the files whose symbols were folded in or out, each with its
     /// symbols before.
-    fn refold(&mut self, dirty: &BTreeSet<PathBuf>) -> BTreeMap<PathBuf, Option<Arc<FileSymbols>>> {
+    fn refold(
+        &mut self,
+        dirty: &BTreeSet<PathBuf>,
+        mut emit: Option<&mut run::Emit<'_>>,
+    ) -> BTreeMap<PathBuf, Option<Arc<FileSymbols>>> {
         let dirs = self.config.preprocessor.include_dirs.clone();
         let mut touched = BTreeMap::new();
         let mut graph_changed = false;
@@ -443,10 +444,29 @@ impl Indexer {
             .collect();
         let mut new_symbols: HashMap<PathBuf, Arc<FileSymbols>> = HashMap::new();
         loop {
-            for (p, s) in self.symbols_of(&todo) {
-                let exists = |q: &Path| self.files.contains_key(q);
-                graph_changed |= self.graph.set(&p, &s.includes, &dirs, &exists);
-                new_symbols.insert(p, s);
+            for chunk in todo.chunks(run::FILE_CHUNK) {
+                let files: Vec<(PathBuf, SourceFile)> = chunk
+                    .iter()
+                    .filter_map(|p| self.files.get(p).map(|f| (p.clone(), *f)))
+                    .collect();
+                let emitting = emit.is_some();
+                let (meta, stored) = (&self.meta, &self.stored);
+                let done = par_map(&self.db, &files, |db, (p, f)| {
+                    let s = db::file_symbols(db, *f);
+                    let work = emitting.then(|| run::file_work(db, meta, stored, p, *f, &s));
+                    (p.clone(), s, work)
+                });
+                for (p, s, work) in done {
+                    let exists = |q: &Path| self.files.contains_key(q);
+                    graph_changed |= self.graph.set(&p, &s.includes, &dirs, &exists);
+                    if let (Some(e), Some(Some(w))) = (emit.as_deref_mut(), work) {
+                        e.file(&mut self.stored, w);
+                    }
+                    new_symbols.insert(p, s);
+                }
+                if emitting {
+                    salsa::Database::trigger_lru_eviction(&mut self.db);
+                }
             }
             let indexed = if graph_changed || !self.pending_presence.is_empty() {
                 self.compute_indexed()
@@ -501,44 +521,15 @@ impl Indexer {
         touched
     }
 
-    /// A full run: (re)index everything into `store`, reusing what it holds.
-    pub fn run_full(&mut self, store: &mut Store) -> Result<IndexSummary> {
-        let start = Instant::now();
-        let tx = store.transaction()?;
-        let state = tx.load_state()?;
-        let plan = self.prepare_full(Some(&state));
-        let mut summary = self.write(&tx, &state, &plan.touched, &plan.functions, true)?;
-        tx.set_meta("engine", &self.engine)?;
-        tx.commit()?;
-        summary.seconds = start.elapsed().as_secs_f64();
-        Ok(summary)
-    }
-
-    /// Apply the pending file changes ([`Indexer::set_file_bytes`],
-    /// [`Indexer::remove_file`]) to `store`: re-derive what they can reach
-    /// and write what differs, in one transaction.
-    pub fn update(&mut self, store: &mut Store) -> Result<IndexSummary> {
-        let start = Instant::now();
-        let plan = self.prepare_update();
-        let mut involved: BTreeSet<PathBuf> = plan.touched.clone();
-        involved.extend(plan.functions.iter().map(|f| f.path.clone()));
-        let tx = store.transaction()?;
-        let state = tx.load_files(involved.iter().map(|p| path_key(p)))?;
-        let mut summary = self.write(&tx, &state, &plan.touched, &plan.functions, false)?;
-        tx.commit()?;
-        summary.seconds = start.elapsed().as_secs_f64();
-        Ok(summary)
-    }
-
     /// Bring the name index and the salsa inputs up to date with the loaded
     /// files (a full fold the first time, then the pending changes), without
     /// writing anything: what tests and tools that query the database
     /// directly call before asking for a function's facts.
     pub fn sync(&mut self) {
         if self.folded.is_empty() && self.indexed.is_empty() {
-            self.prepare_full(None);
+            self.prepare_full();
         } else {
-            self.prepare_update();
+            self.prepare_update(None);
         }
     }
 
@@ -563,89 +554,6 @@ impl Indexer {
         out
     }
 
-    fn prepare_full(&mut self, state: Option<&StoreState>) -> Plan {
-        self.publish_file_map();
-        if let Some(state) = state {
-            self.attach_cache(state);
-        }
-        let all: BTreeSet<PathBuf> = self.files.keys().cloned().collect();
-        self.indexed.clear();
-        let touched: BTreeSet<PathBuf> = self.refold(&all).into_keys().collect();
-        let ws = db::Db::workspace(&self.db);
-        self.names.flush(&mut self.db, ws);
-        self.pending.clear();
-        self.pending_presence.clear();
-        let functions = self.functions_of(&self.indexed.clone());
-        Plan { touched, functions }
-    }
-
-    fn prepare_update(&mut self) -> Plan {
-        self.publish_file_map();
-        let pending = std::mem::take(&mut self.pending);
-        let presence = std::mem::take(&mut self.pending_presence);
-        // Files whose scan may read something else now: the changed ones,
-        // those whose include resolution tried a created or removed path,
-        // and everything that includes any of them.
-        let mut dirty = pending.clone();
-        for p in &presence {
-            dirty.extend(self.graph.probers(p).cloned());
-        }
-        let dirty = self.graph.with_includers(&dirty);
-        for p in &dirty {
-            if let Some(&f) = self.files.get(p)
-                && f.cache(&self.db).is_some()
-            {
-                f.set_cache(&mut self.db).to(None);
-            }
-        }
-        self.pending_presence = presence;
-        let refolded = self.refold(&dirty);
-        self.pending_presence.clear();
-        let ws = db::Db::workspace(&self.db);
-        let changed_names = self.names.flush(&mut self.db, ws);
-        // Names whose functions' results can change: those whose entries
-        // changed, and every name defined in a file derived anew; then
-        // their callers (callee summaries flow up) and everything those
-        // reach (call arguments and launch dimensions flow down).
-        let mut seeds: BTreeSet<String> = changed_names;
-        for (p, old) in &refolded {
-            for s in [old.as_ref(), self.folded.get(p)].into_iter().flatten() {
-                seeds.extend(s.defs.iter().map(|d| d.name.clone()));
-            }
-        }
-        for p in &dirty {
-            if let Some(s) = self.folded.get(p) {
-                seeds.extend(s.defs.iter().map(|d| d.name.clone()));
-            }
-        }
-        let back = self.names.closure(&seeds, true);
-        let reach = self.names.closure(&back, false);
-        let mut wanted: BTreeSet<FnKey> = self
-            .functions_of(
-                &dirty
-                    .iter()
-                    .filter(|p| self.indexed.contains(*p))
-                    .cloned()
-                    .collect(),
-            )
-            .into_iter()
-            .collect();
-        for n in &reach {
-            for (p, k) in self.names.defs(n) {
-                wanted.insert(FnKey {
-                    path: p.clone(),
-                    key: k.clone(),
-                });
-            }
-        }
-        let mut touched: BTreeSet<PathBuf> = refolded.into_keys().collect();
-        touched.extend(dirty);
-        Plan {
-            touched,
-            functions: wanted.into_iter().collect(),
-        }
-    }
-
     /// Every function of `files` (indexed ones), from the folded symbols.
     fn functions_of(&self, files: &BTreeSet<PathBuf>) -> Vec<FnKey> {
         let mut out = Vec::new();
@@ -661,282 +569,29 @@ impl Indexer {
         }
         out
     }
-
-    /// Compare the outputs of `functions` and the rows of the `touched`
-    /// files with `state` and write the differences. With `complete`,
-    /// stored files that are no longer indexed are deleted.
-    fn write(
-        &self,
-        tx: &StoreTx<'_>,
-        state: &StoreState,
-        touched: &BTreeSet<PathBuf>,
-        functions: &[FnKey],
-        complete: bool,
-    ) -> Result<IndexSummary> {
-        let mut summary = IndexSummary {
-            functions_checked: functions.len(),
-            ..IndexSummary::default()
-        };
-        // Outputs of every function looked at, in parallel.
-        let refs: Vec<(FnKey, SourceFile)> = functions
-            .iter()
-            .filter_map(|k| self.files.get(&k.path).map(|f| (k.clone(), *f)))
-            .collect();
-        let outputs = par_map(&self.db, &refs, |db, (k, f)| {
-            db::function_output(db, FuncRef::new(db, *f, k.key.clone()))
-        });
-        let outputs: HashMap<&FnKey, Arc<db::FunctionOutput>> =
-            refs.iter().map(|(k, _)| k).zip(outputs).collect();
-
-        // Files: deleted, and (re)written where derived anew.
-        let indexed_keys: HashMap<String, &PathBuf> =
-            self.indexed.iter().map(|p| (path_key(p), p)).collect();
-        let mut file_ids: HashMap<PathBuf, i64> = HashMap::new();
-        for (key, s) in &state.files {
-            match indexed_keys.get(key) {
-                Some(p) => {
-                    file_ids.insert((*p).clone(), s.id);
-                }
-                None => {
-                    // A batch loads only the files it is about: any of them
-                    // that is not indexed any more goes.
-                    tx.delete_file(s.id)?;
-                    summary.files_deleted += 1;
-                }
-            }
-        }
-        let candidates: Vec<&PathBuf> = if complete {
-            self.indexed.iter().collect()
-        } else {
-            touched
-                .iter()
-                .filter(|p| self.indexed.contains(*p))
-                .collect()
-        };
-        for p in candidates {
-            let Some(&file) = self.files.get(p) else {
-                continue;
-            };
-            let key = path_key(p);
-            let stored = state.files.get(&key);
-            let needs = stored.is_none() || file.cache(&self.db).is_none();
-            if !needs {
-                continue;
-            }
-            let id = self.write_file(tx, p, file)?;
-            summary.files_written += 1;
-            file_ids.insert(p.clone(), id);
-        }
-
-        // Functions.
-        let empty = HashMap::new();
-        for k in functions {
-            let Some(&file) = self.files.get(&k.path) else {
-                continue;
-            };
-            let Some(sym) = self.folded.get(&k.path).and_then(|s| s.def(&k.key)) else {
-                continue;
-            };
-            let Some(out) = outputs.get(k) else { continue };
-            let Some(&file_id) = file_ids.get(&k.path) else {
-                continue;
-            };
-            let stored_fns = state
-                .files
-                .get(&path_key(&k.path))
-                .map(|s| &s.functions)
-                .unwrap_or(&empty);
-            let stored = stored_fns.get(&k.key);
-            let fref = || FuncRef::new(&self.db, file, k.key.clone());
-            let path_text = path_key(&k.path);
-            let placed = |r: &db::FunctionResults| -> Vec<crate::check::Finding> {
-                r.findings
-                    .iter()
-                    .cloned()
-                    .map(|mut f| {
-                        f.place(&path_text, &k.key, sym.start_line);
-                        f
-                    })
-                    .collect()
-            };
-            let analysed = sym.kind != FunctionKind::Host;
-            let line = i64::from(sym.start_line) + 1;
-            let (fid, fresh) = match stored {
-                Some(s) if s.content_hash == out.content_hash => {
-                    if s.line != line {
-                        tx.shift_function(s.id, line - s.line)?;
-                        summary.functions_moved += 1;
-                        if analysed
-                            && s.cache.as_ref().and_then(|c| c.results_hash.as_ref())
-                                == out.results_hash.as_ref()
-                        {
-                            let r = db::function_results(&self.db, fref());
-                            tx.replace_findings(s.id, &placed(&r))?;
-                        }
-                    } else {
-                        summary.functions_unchanged += 1;
-                    }
-                    (s.id, false)
-                }
-                other => {
-                    if let Some(s) = other {
-                        let old = tx.findings_of(s.id)?;
-                        summary.findings_removed += old;
-                        tx.delete_function(s.id)?;
-                    }
-                    let facts = db::function_facts(&self.db, fref());
-                    let qualified = if sym.scope_path.is_empty() {
-                        sym.name.clone()
-                    } else {
-                        format!("{}::{}", sym.scope_path, sym.name)
-                    };
-                    let start_col = facts_start_col(&self.db, fref());
-                    let id = tx.insert_function(
-                        file_id,
-                        &k.key,
-                        &sym.name,
-                        &qualified,
-                        sym.start_line,
-                        start_col,
-                        &facts,
-                    )?;
-                    summary.functions_written += 1;
-                    (id, true)
-                }
-            };
-            if !analysed {
-                continue;
-            }
-            let stored_cache = if fresh {
-                None
-            } else {
-                stored.and_then(|s| s.cache.clone())
-            };
-            if fresh
-                || stored_cache.as_ref().and_then(|c| c.results_hash.as_ref())
-                    != out.results_hash.as_ref()
-            {
-                let r = db::function_results(&self.db, fref());
-                let ir = db::function_ir(&self.db, fref());
-                let findings = placed(&r);
-                if !fresh {
-                    summary.findings_removed += tx.findings_of(fid)?;
-                }
-                summary.findings_added += findings.len();
-                tx.write_results(fid, sym.start_line, &ir, &r.analysis, &findings, &r.hash)?;
-                summary.results_written += 1;
-            }
-            let cache = FunctionCache {
-                inputs_hash: out.inputs_hash.clone(),
-                results_hash: out.results_hash.clone(),
-                summary_inputs_hash: out.summary_inputs_hash.clone(),
-                summary: out.summary.clone(),
-                call_args: (*out.call_args).clone(),
-            };
-            if stored_cache.as_ref() != Some(&cache) {
-                tx.upsert_function_cache(fid, &cache)?;
-            }
-        }
-        // Functions that disappeared from the files this run is about.
-        for p in touched.iter().filter(|p| self.indexed.contains(*p)) {
-            let Some(s) = state.files.get(&path_key(p)) else {
-                continue;
-            };
-            let keys: BTreeSet<&str> = self
-                .folded
-                .get(p)
-                .map(|s| s.defs.iter().map(|d| d.key.as_str()).collect())
-                .unwrap_or_default();
-            for (key, f) in &s.functions {
-                if !keys.contains(key.as_str()) {
-                    summary.findings_removed += tx.findings_of(f.id)?;
-                    tx.delete_function(f.id)?;
-                    summary.functions_deleted += 1;
-                }
-            }
-        }
-        if complete {
-            self.totals(tx, &mut summary)?;
-        }
-        Ok(summary)
-    }
-
-    /// Write one file's own row (and cache row); returns its id.
-    fn write_file(&self, tx: &StoreTx<'_>, p: &Path, file: SourceFile) -> Result<i64> {
-        let meta = self.meta.get(p).cloned().unwrap_or(FileMeta {
-            content_hash: String::new(),
-            bytes: 0,
-            not_utf8_at: None,
-            read_error: None,
-        });
-        let scan = db::scan(&self.db, file);
-        let mut diagnostics = scan.diagnostics.clone();
-        if let Some((line, col)) = meta.not_utf8_at {
-            diagnostics.push(SourceDiagnostic {
-                line,
-                col,
-                severity: "warning",
-                code: "encoding",
-                message: "file is not valid UTF-8; decoded as Latin-1".into(),
-            });
-        }
-        if let Some(e) = &meta.read_error {
-            diagnostics.push(SourceDiagnostic {
-                line: 1,
-                col: 1,
-                severity: "error",
-                code: "unreadable",
-                message: format!("cannot read the file: {e}"),
-            });
-        }
-        let symbols = db::file_symbols(&self.db, file);
-        let mut parse_errors = diagnostics
-            .iter()
-            .filter(|d| d.code == "parse-error")
-            .count() as u64;
-        for d in &symbols.defs {
-            let f = db::function_ir(&self.db, FuncRef::new(&self.db, file, d.key.clone()));
-            parse_errors += f.syntax_errors.len() as u64;
-        }
-        let key = path_key(p);
-        let symbols_json = serde_json::to_string(&*symbols)?;
-        tx.upsert_file(&FileRow {
-            path: &key,
-            content_hash: &meta.content_hash,
-            bytes: meta.bytes,
-            parse_errors,
-            diagnostics: &diagnostics,
-            deps_hash: &self.deps_hash(&self.graph, p),
-            symbols_json: &symbols_json,
-        })
-    }
-
-    /// Fill in the totals of the indexed workspace (from the store).
-    fn totals(&self, tx: &StoreTx<'_>, s: &mut IndexSummary) -> Result<()> {
-        let c = tx.connection();
-        let (files, bytes, file_errors): (i64, i64, i64) = c.query_row(
-            "SELECT count(*), IFNULL(sum(bytes), 0), IFNULL(sum(parse_errors), 0) FROM files",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        let (functions, kernels): (i64, i64) = c.query_row(
-            "SELECT count(*), IFNULL(sum(kind = 'kernel'), 0) FROM functions",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?;
-        let accesses: i64 = c.query_row("SELECT count(*) FROM accesses", [], |r| r.get(0))?;
-        s.files = files as usize;
-        s.bytes = bytes as u64;
-        s.parse_errors = file_errors as usize;
-        s.functions = functions as usize;
-        s.kernels = kernels as usize;
-        s.accesses = accesses as usize;
-        Ok(())
-    }
 }
 
-fn facts_start_col(db: &Database, f: FuncRef<'_>) -> u32 {
-    db::item_source(db, f).map(|s| s.start_col).unwrap_or(0)
+/// Fill in the totals of the indexed workspace (from the store).
+fn totals(tx: &StoreTx<'_>, s: &mut IndexSummary) -> Result<()> {
+    let c = tx.connection();
+    let (files, bytes, file_errors): (i64, i64, i64) = c.query_row(
+        "SELECT count(*), IFNULL(sum(bytes), 0), IFNULL(sum(parse_errors), 0) FROM files",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let (functions, kernels): (i64, i64) = c.query_row(
+        "SELECT count(*), IFNULL(sum(kind = 'kernel'), 0) FROM functions",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let accesses: i64 = c.query_row("SELECT count(*) FROM accesses", [], |r| r.get(0))?;
+    s.files = files as usize;
+    s.bytes = bytes as u64;
+    s.parse_errors = file_errors as usize;
+    s.functions = functions as usize;
+    s.kernels = kernels as usize;
+    s.accesses = accesses as usize;
+    Ok(())
 }
 
 /// Options of one index run.

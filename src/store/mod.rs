@@ -12,11 +12,13 @@ mod findings;
 mod query;
 mod state;
 mod write;
+mod writer;
 
 pub use findings::load_findings;
 pub use query::{QueryResult, run_query};
 pub use state::{StoreState, StoredFile, StoredFunction, path_key};
 pub use write::{FileRow, StoreTx};
+pub use writer::WriteHandle;
 
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};

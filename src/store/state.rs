@@ -19,10 +19,8 @@ pub struct StoreState {
 }
 
 /// One stored file.
-#[derive(Debug)]
+#[derive(Debug, Clone, Default)]
 pub struct StoredFile {
-    /// `files.id`.
-    pub id: i64,
     /// Hash of its bytes.
     pub content_hash: String,
     /// Its deps hash, when it has a cache row.
@@ -36,8 +34,6 @@ pub struct StoredFile {
 /// One stored function.
 #[derive(Debug, Clone)]
 pub struct StoredFunction {
-    /// `functions.id`.
-    pub id: i64,
     /// Hash of the lowered function.
     pub content_hash: String,
     /// 1-based first line.
@@ -105,7 +101,6 @@ impl StoreTx<'_> {
                 state.files.insert(
                     path,
                     StoredFile {
-                        id,
                         content_hash,
                         deps_hash: if symbols.is_some() { deps_hash } else { None },
                         symbols,
@@ -149,7 +144,6 @@ impl StoreTx<'_> {
                     r.get::<_, i64>(1)?,
                     r.get::<_, String>(2)?,
                     StoredFunction {
-                        id: r.get(0)?,
                         content_hash: r.get(3)?,
                         line: r.get(4)?,
                         cache,

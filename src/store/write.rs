@@ -17,21 +17,18 @@ pub struct StoreTx<'a> {
 }
 
 /// One file's own row.
-pub struct FileRow<'a> {
+#[derive(Clone, Debug)]
+pub struct FileRow {
     /// Stored path (see [`super::path_key`]).
-    pub path: &'a str,
+    pub path: String,
     /// blake3 of the bytes.
-    pub content_hash: &'a str,
+    pub content_hash: String,
     /// Size in bytes.
     pub bytes: u64,
     /// Parse-error diagnostics in the file (inside functions too).
     pub parse_errors: u64,
     /// Diagnostics outside functions.
-    pub diagnostics: &'a [SourceDiagnostic],
-    /// Hash of everything its scan read.
-    pub deps_hash: &'a str,
-    /// Its symbols (JSON).
-    pub symbols_json: &'a str,
+    pub diagnostics: Vec<SourceDiagnostic>,
 }
 
 /// The derived-fact tables, rewritten per function.
@@ -71,12 +68,12 @@ impl<'a> StoreTx<'a> {
         Ok(())
     }
 
-    /// Insert or update a file's row, file-level diagnostics and cache row;
-    /// returns its id.
-    pub fn upsert_file(&self, f: &FileRow<'_>) -> Result<i64> {
+    /// Insert or update a file's row and file-level diagnostics; returns
+    /// its id.
+    pub fn upsert_file(&self, f: &FileRow) -> Result<i64> {
         let tx = &self.tx;
         let id: i64 = match tx
-            .query_row("SELECT id FROM files WHERE path = ?1", [f.path], |r| {
+            .query_row("SELECT id FROM files WHERE path = ?1", [&f.path], |r| {
                 r.get(0)
             })
             .optional()?
@@ -105,16 +102,43 @@ impl<'a> StoreTx<'a> {
                 "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
                  VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
             )?;
-            for d in f.diagnostics {
+            for d in &f.diagnostics {
                 ins.execute(params![id, d.line, d.col, d.severity, d.code, d.message])?;
             }
         }
-        tx.execute(
-            "INSERT INTO file_cache(file_id, deps_hash, symbols) VALUES (?1, ?2, ?3) \
-             ON CONFLICT(file_id) DO UPDATE SET deps_hash = excluded.deps_hash, symbols = excluded.symbols",
-            params![id, f.deps_hash, f.symbols_json],
-        )?;
         Ok(id)
+    }
+
+    /// Insert or replace a file's cache row (its deps hash and symbols).
+    pub fn set_file_cache(&self, file_id: i64, deps_hash: &str, symbols_json: &str) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO file_cache(file_id, deps_hash, symbols) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(file_id) DO UPDATE SET deps_hash = excluded.deps_hash, symbols = excluded.symbols",
+            )?
+            .execute(params![file_id, deps_hash, symbols_json])?;
+        Ok(())
+    }
+
+    /// The id of the file stored at `path`.
+    pub fn file_id(&self, path: &str) -> Result<Option<i64>> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT id FROM files WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The id of the function `key` of the file stored at `path`.
+    pub fn function_id(&self, path: &str, key: &str) -> Result<Option<i64>> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT fn.id FROM functions fn JOIN files f ON f.id = fn.file_id \
+                 WHERE f.path = ?1 AND fn.key = ?2",
+            )?
+            .query_row([path, key], |r| r.get(0))
+            .optional()?)
     }
 
     /// Delete a file and everything in it.
