@@ -191,6 +191,10 @@ pub fn run(cli: Cli) -> Result<i32> {
             let found = store::load_findings(run.store.connection())?;
             let sources = finding_sources(&run.indexer, &found);
             print!("{}", render(&found, format, &sources));
+            // The process ends here: close the database, skip freeing the
+            // analysis database piece by piece.
+            drop(run.store);
+            std::mem::forget(run.indexer);
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
             Ok(if failing { 1 } else { 0 })
         }

@@ -53,7 +53,7 @@ pub use symbols::{CallSymbol, DefSymbol, FileSymbols, template_arg_value};
 
 /// Hash of a function's derived facts (for incremental fact writes).
 pub fn stable_facts_hash(a: &crate::facts::Analysis) -> String {
-    stable_hash(&format!("{a:?}"))
+    stable_hash(a)
 }
 
 /// One source file.
@@ -351,7 +351,7 @@ pub fn item_source<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Option<Arc<ItemSour
 }
 
 /// Lower one function to IR.
-#[salsa::tracked(returns(clone), lru = 4096)]
+#[salsa::tracked(returns(clone), lru = 256)]
 pub fn function_ir<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<Function> {
     match item_source(db, f) {
         Some(s) => Arc::new(lower_function(
@@ -367,7 +367,7 @@ pub fn function_ir<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<Function> {
 }
 
 /// The rows of the function itself (IR-derived), with its content hash.
-#[salsa::tracked(returns(clone), lru = 4096)]
+#[salsa::tracked(returns(clone), lru = 256)]
 pub fn function_facts<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionFacts> {
     let start_col = item_source(db, f).map(|s| s.start_col).unwrap_or(0);
     Arc::new(FunctionFacts::compute(&function_ir(db, f), start_col))

@@ -52,7 +52,7 @@ pub const MAX_TEMPLATE_VALUES: usize = 8;
 
 /// Where threads must meet: a barrier of the function, or a call to a
 /// device function that contains a block-wide barrier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrierSite {
     /// Index into `Function::barriers`.
     Barrier(usize),
@@ -61,7 +61,7 @@ pub enum BarrierSite {
 }
 
 /// Why a barrier is divergent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BarrierVerdict {
     /// The barrier, or the call that reaches one.
     pub site: BarrierSite,

@@ -607,7 +607,10 @@ pub fn index_directory(
     config: Config,
     opts: &IndexOptions,
 ) -> Result<IndexSummary> {
-    Ok(index_and_keep(root, db_path, config, opts)?.summary)
+    let run = index_and_keep(root, db_path, config, opts)?;
+    // Freeing the analysis database piece by piece is wasted work here.
+    std::mem::forget(run.indexer);
+    Ok(run.summary)
 }
 
 /// The result of a full run, with the loaded indexer and the open store
