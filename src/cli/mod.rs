@@ -57,6 +57,25 @@ pub enum Command {
         #[arg(long, default_value = "error", value_parser = parse_severity)]
         fail_on: Severity,
     },
+    /// Check once, then keep the database up to date as files change
+    /// (until Ctrl-C).
+    Watch {
+        /// Workspace root (default: current directory).
+        dir: Option<PathBuf>,
+        /// Database path (default: DIR/.cudalog/cudalog.db).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Define a macro, `-D NAME` or `-D NAME=VALUE` (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// `human`: one line per batch on stderr; `json`: one JSON object
+        /// per batch on stdout.
+        #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
+        format: WatchFormat,
+        /// Quiet period (milliseconds) that closes a batch of file events.
+        #[arg(long, default_value_t = 100)]
+        debounce_ms: u64,
+    },
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -83,6 +102,15 @@ pub enum Format {
     /// CSV with a header row.
     Csv,
     /// JSON array of objects.
+    Json,
+}
+
+/// Output formats of `watch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WatchFormat {
+    /// One line per batch on stderr.
+    Human,
+    /// One JSON object per batch on stdout.
     Json,
 }
 
@@ -197,6 +225,31 @@ pub fn run(cli: Cli) -> Result<i32> {
             std::mem::forget(run.indexer);
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
             Ok(if failing { 1 } else { 0 })
+        }
+        Command::Watch {
+            dir,
+            db,
+            define,
+            format,
+            debounce_ms,
+        } => {
+            let (root, _config, db_path) = workspace_args(dir, db, &define)?;
+            let progress = std::io::stderr().is_terminal() && format == WatchFormat::Human;
+            let (session, summary) =
+                crate::watch::Session::start(&root, &db_path, &define, &IndexOptions { progress })?;
+            let output = match format {
+                WatchFormat::Human => crate::watch::events::Output::Human,
+                WatchFormat::Json => crate::watch::events::Output::Json,
+            };
+            crate::watch::events::run(
+                session,
+                &summary,
+                &crate::watch::events::LoopOptions {
+                    output,
+                    debounce: std::time::Duration::from_millis(debounce_ms),
+                },
+            )?;
+            Ok(0)
         }
         Command::Query { sql, db, format } => {
             let db_path = match db {

@@ -227,6 +227,23 @@ impl Indexer {
         &self.indexed
     }
 
+    /// Files changed, created or removed since the last run or batch.
+    pub fn pending(&self) -> &BTreeSet<PathBuf> {
+        &self.pending
+    }
+
+    /// Whether `rel` is loaded.
+    pub fn has_file(&self, rel: &Path) -> bool {
+        self.files.contains_key(rel)
+    }
+
+    /// Make the next [`Indexer::update`] a full run, which reads the
+    /// store's state afresh (after a batch that failed to commit, the
+    /// mirror of the store cannot be trusted).
+    pub fn resync_with_store(&mut self) {
+        self.stored_loaded = false;
+    }
+
     /// Read every source and header under the root into the database (in
     /// parallel). A file that cannot be read is indexed as empty, with a
     /// diagnostic.

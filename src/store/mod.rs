@@ -64,7 +64,9 @@ impl Store {
         // Another cudalog process may hold the write lock for a whole run:
         // wait for it (its run ends with a commit) rather than fail.
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Switching a new database to WAL can meet another process doing
+        // the same; SQLite then answers "locked" without waiting.
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // A run rewrites rows all over the indexes: keep more pages in
@@ -90,6 +92,28 @@ impl Store {
     }
 }
 
+/// Run `f` again while SQLite reports the database busy or locked (for
+/// the statements where SQLite does not call the busy handler), up to
+/// [`BUSY_TIMEOUT`].
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// How long a writer waits for another one.
 pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -100,7 +124,7 @@ fn migrate(conn: &mut Connection) -> Result<()> {
              upgrade cudalog or delete the database"
         )
     };
-    let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    let version: u32 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
     if version == SCHEMA_VERSION {
         return Ok(());
     }
