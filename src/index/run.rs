@@ -375,6 +375,12 @@ impl Indexer {
             .with_writer(|w| {
                 let mut emit = Emit::new(w);
                 let plan = self.prepare_update(Some(&mut emit));
+                tracing::debug!(
+                    "batch: symbols of {} files, {} functions to check: {:.1} ms",
+                    plan.touched.len(),
+                    plan.functions.len(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
                 let stale: Vec<String> = plan
                     .touched
                     .iter()
@@ -384,12 +390,17 @@ impl Indexer {
                     .collect();
                 self.finish_files(&mut emit, stale, &plan.touched);
                 self.phase2(&mut emit, &plan.functions);
+                tracing::debug!(
+                    "batch: functions: {:.1} ms",
+                    start.elapsed().as_secs_f64() * 1e3
+                );
                 let mut summary = self.finish(emit);
                 summary.functions_checked = plan.functions.len();
                 Ok(summary)
             })
             .map(|mut s| {
                 s.seconds = start.elapsed().as_secs_f64();
+                tracing::debug!("batch: committed: {:.1} ms", s.seconds * 1e3);
                 s
             })
     }

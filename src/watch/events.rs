@@ -5,7 +5,7 @@
 use super::{BatchReport, Changes, Session};
 use crate::index::IndexSummary;
 use anyhow::{Context, Result};
-use notify::RecursiveMode;
+use notify::{EventKind, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use std::io::Write;
 use std::sync::mpsc;
@@ -93,6 +93,12 @@ fn collect(r: DebounceEventResult, changes: &mut Changes) {
                 if e.need_rescan() {
                     changes.rescan = true;
                 }
+                // Reads (ours included: listing a directory opens it) change
+                // nothing; attending to them would feed back into batches.
+                if matches!(e.event.kind, EventKind::Access(_)) {
+                    continue;
+                }
+                tracing::debug!("event {:?} {:?}", e.event.kind, e.event.paths);
                 changes.paths.extend(e.event.paths.iter().cloned());
             }
         }
