@@ -61,6 +61,9 @@ pub struct Indexer {
     stored: StoreState,
     /// Whether `stored` was read from a store (by a full run).
     stored_loaded: bool,
+    /// Whether `files` gained or lost an entry since it was last published
+    /// to the workspace input.
+    file_map_dirty: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -187,6 +190,7 @@ impl Indexer {
             pending_presence: BTreeSet::new(),
             stored: StoreState::default(),
             stored_loaded: false,
+            file_map_dirty: true,
         };
         let scope = initial_scope(&ix.config);
         let dirs = ix.config.preprocessor.include_dirs.clone();
@@ -230,6 +234,15 @@ impl Indexer {
     /// Files changed, created or removed since the last run or batch.
     pub fn pending(&self) -> &BTreeSet<PathBuf> {
         &self.pending
+    }
+
+    /// The loaded files at or under `rel` (a file, or a directory's files).
+    pub fn paths_under<'a>(&'a self, rel: &'a Path) -> impl Iterator<Item = &'a PathBuf> + 'a {
+        // Paths order component-wise: everything under `rel` follows it.
+        self.files
+            .range::<Path, _>((std::ops::Bound::Included(rel), std::ops::Bound::Unbounded))
+            .map(|(p, _)| p)
+            .take_while(move |p| p.starts_with(rel))
     }
 
     /// Whether `rel` is loaded.
@@ -317,6 +330,7 @@ impl Indexer {
             None => {
                 let f = SourceFile::new(&self.db, rel.to_path_buf(), text, None);
                 self.files.insert(rel.to_path_buf(), f);
+                self.file_map_dirty = true;
                 self.pending.insert(rel.to_path_buf());
                 self.pending_presence.insert(rel.to_path_buf());
             }
@@ -326,6 +340,7 @@ impl Indexer {
     /// Forget a file.
     pub fn remove_file(&mut self, rel: &Path) {
         if self.files.remove(rel).is_some() {
+            self.file_map_dirty = true;
             self.meta.remove(rel);
             self.pending.insert(rel.to_path_buf());
             self.pending_presence.insert(rel.to_path_buf());
@@ -333,6 +348,10 @@ impl Indexer {
     }
 
     fn publish_file_map(&mut self) {
+        if !self.file_map_dirty {
+            return;
+        }
+        self.file_map_dirty = false;
         let ws = db::Db::workspace(&self.db);
         if ws.files(&self.db) != &self.files {
             ws.set_files(&mut self.db).to(self.files.clone());
@@ -444,6 +463,7 @@ impl Indexer {
         let dirs = self.config.preprocessor.include_dirs.clone();
         let mut touched = BTreeMap::new();
         let mut graph_changed = false;
+        let mut indexed_changed = false;
         // Removed files leave the graph.
         for p in dirty {
             if !self.files.contains_key(p) && self.graph.remove(p).is_some() {
@@ -485,11 +505,14 @@ impl Indexer {
                     salsa::Database::trigger_lru_eviction(&mut self.db);
                 }
             }
-            let indexed = if graph_changed || !self.pending_presence.is_empty() {
-                self.compute_indexed()
-            } else {
-                self.indexed.clone()
-            };
+            // The indexed set changes only with the include graph or the
+            // set of files; otherwise every indexed file is folded already
+            // and nothing leaves (this keeps a batch O(changed files)).
+            if !(graph_changed || !self.pending_presence.is_empty() || self.indexed.is_empty()) {
+                break;
+            }
+            indexed_changed = true;
+            let indexed = self.compute_indexed();
             // Headers that just became indexed need their symbols too.
             todo = indexed
                 .iter()
@@ -502,12 +525,15 @@ impl Indexer {
             }
         }
         // Fold out what left, then replace what changed or arrived.
-        let gone: Vec<PathBuf> = self
-            .folded
-            .keys()
-            .filter(|p| !self.indexed.contains(*p))
-            .cloned()
-            .collect();
+        let gone: Vec<PathBuf> = if indexed_changed {
+            self.folded
+                .keys()
+                .filter(|p| !self.indexed.contains(*p))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
         for p in gone {
             if let Some(old) = self.folded.remove(&p) {
                 self.names.remove(&p, &old);

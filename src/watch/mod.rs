@@ -206,12 +206,7 @@ impl Session {
         let meta = std::fs::symlink_metadata(&abs).ok();
         let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
         // Loaded files at or under `rel` that may be gone.
-        let below: Vec<PathBuf> = self
-            .indexer
-            .paths()
-            .filter(|p| p.starts_with(rel))
-            .cloned()
-            .collect();
+        let below: Vec<PathBuf> = self.indexer.paths_under(rel).cloned().collect();
         let mut present: BTreeSet<PathBuf> = BTreeSet::new();
         if is_dir {
             if lister.dir_admitted(rel)? {
