@@ -354,3 +354,50 @@ fn a_restart_on_an_unchanged_tree_parses_nothing_and_equals_a_fresh_run() {
         "restart after edit",
     );
 }
+
+/// A header edit re-derives the header and the files that include it, not
+/// the rest of the workspace, whatever its size.
+#[test]
+fn a_header_edit_costs_what_its_includers_cost() {
+    let counts = |n: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tile.cuh"), "#define TILE 16\n").unwrap();
+        for i in 0..n {
+            let text = if i < 2 {
+                format!(
+                    "#include \"tile.cuh\"\n{}",
+                    unit(i).replace("k * 2", "k * TILE")
+                )
+            } else {
+                unit(i)
+            };
+            std::fs::write(dir.path().join(format!("u{i}.cu")), text).unwrap();
+        }
+        let log = ExecutionLog::default();
+        let mut store = Store::open_in_memory().unwrap();
+        let mut ix = loaded(dir.path(), Some(log.clone()));
+        ix.run_full(&mut store).unwrap();
+        // Warm the includers' memos (see the edit-cost test above).
+        ix.set_file_bytes(Path::new("tile.cuh"), b"#define TILE 16 // warm\n");
+        ix.update(&mut store).unwrap();
+        log.take();
+        ix.set_file_bytes(Path::new("tile.cuh"), b"#define TILE 32\n");
+        let s = ix.update(&mut store).unwrap();
+        let l = log.take();
+        (
+            count(&l, "file_symbols"),
+            count(&l, "scan"),
+            s.results_written,
+        )
+    };
+    let small = counts(6);
+    let large = counts(120);
+    assert_eq!(
+        small, large,
+        "header edit cost must not grow with the workspace"
+    );
+    // The header and its two includers; the two device functions that read
+    // TILE get new results.
+    assert_eq!(small.0, 3, "{small:?}");
+    assert_eq!(small.2, 2, "{small:?}");
+}
