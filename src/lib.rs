@@ -18,4 +18,5 @@ pub mod ir;
 pub mod report;
 pub mod rules;
 pub mod store;
+pub mod watch;
 pub mod workspace;

@@ -18,9 +18,8 @@ type Tuples = BTreeSet<Vec<String>>;
 fn run_on(conn: &Connection, text: &str) -> BTreeMap<String, Tuples> {
     let schema = StoreSchema::read(conn).unwrap();
     let src = RuleSource::new("t.dl", Origin::CommandLine, text);
-    let prog = compile(&src, &schema).unwrap_or_else(|e| {
-        panic!("{}", e.iter().map(RuleError::render).collect::<String>())
-    });
+    let prog = compile(&src, &schema)
+        .unwrap_or_else(|e| panic!("{}", e.iter().map(RuleError::render).collect::<String>()));
     let mut s = Session::new(conn);
     let ev = s.evaluate(&prog).unwrap();
     let mut out = BTreeMap::new();
@@ -45,7 +44,9 @@ fn run(text: &str) -> BTreeMap<String, Tuples> {
 fn errors_on(conn: &Connection, text: &str) -> Vec<RuleError> {
     let schema = StoreSchema::read(conn).unwrap();
     let src = RuleSource::new("bad.dl", Origin::CommandLine, text);
-    compile(&src, &schema).err().expect("the program is rejected")
+    compile(&src, &schema)
+        .err()
+        .expect("the program is rejected")
 }
 
 /// The first error of `text` (checked against a new store's tables).
@@ -55,11 +56,16 @@ fn error(text: &str) -> RuleError {
 }
 
 fn pairs(v: &[(i64, i64)]) -> Tuples {
-    v.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect()
+    v.iter()
+        .map(|(a, b)| vec![a.to_string(), b.to_string()])
+        .collect()
 }
 
 fn edges_text(rel: &str, edges: &[(i64, i64)]) -> String {
-    edges.iter().map(|(a, b)| format!("{rel}({a}, {b}).\n")).collect()
+    edges
+        .iter()
+        .map(|(a, b)| format!("{rel}({a}, {b}).\n"))
+        .collect()
 }
 
 /// Transitive closure by repeated squaring until nothing changes.
@@ -68,7 +74,11 @@ fn closure(edges: &[(i64, i64)]) -> Vec<(i64, i64)> {
     loop {
         let next: BTreeSet<(i64, i64)> = c
             .iter()
-            .flat_map(|&(a, b)| c.iter().filter(move |&&(x, _)| x == b).map(move |&(_, d)| (a, d)))
+            .flat_map(|&(a, b)| {
+                c.iter()
+                    .filter(move |&&(x, _)| x == b)
+                    .map(move |&(_, d)| (a, d))
+            })
             .chain(c.iter().copied())
             .collect();
         if next == c {
@@ -79,12 +89,18 @@ fn closure(edges: &[(i64, i64)]) -> Vec<(i64, i64)> {
 }
 
 fn random_edges(seed: u64, n: i64, m: usize) -> Vec<(i64, i64)> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut v = Vec::new();
     for _ in 0..m {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let a = ((x >> 33) % n as u64) as i64;
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let b = ((x >> 33) % n as u64) as i64;
         v.push((a, b));
     }
@@ -201,7 +217,10 @@ fn aggregates_count_sum_min_max_per_group() {
     let of = |g: i64| set.iter().filter(move |r| r.0 == g).map(|r| r.1);
     let c: Vec<(i64, i64)> = groups.iter().map(|&g| (g, of(g).count() as i64)).collect();
     let s: Vec<(i64, i64)> = groups.iter().map(|&g| (g, of(g).sum())).collect();
-    let lo: Vec<(i64, i64)> = groups.iter().filter_map(|&g| of(g).min().map(|m| (g, m))).collect();
+    let lo: Vec<(i64, i64)> = groups
+        .iter()
+        .filter_map(|&g| of(g).min().map(|m| (g, m)))
+        .collect();
     let hi: Vec<(i64, i64)> = groups
         .iter()
         .filter_map(|&g| of(g).filter(|v| *v > 2).max().map(|m| (g, m * 2)))
@@ -209,8 +228,17 @@ fn aggregates_count_sum_min_max_per_group() {
     assert_eq!(got["c"], pairs(&c), "count (an empty group counts 0)");
     assert_eq!(got["s"], pairs(&s), "sum (an empty group sums to 0)");
     assert_eq!(got["lo"], pairs(&lo), "min (no result for an empty group)");
-    assert_eq!(got["hi"], pairs(&hi), "max of an expression under a condition");
-    assert_eq!(got["total"], [vec![set.len().to_string()]].into_iter().collect::<Tuples>());
+    assert_eq!(
+        got["hi"],
+        pairs(&hi),
+        "max of an expression under a condition"
+    );
+    assert_eq!(
+        got["total"],
+        [vec![set.len().to_string()]]
+            .into_iter()
+            .collect::<Tuples>()
+    );
 }
 
 #[test]
@@ -233,9 +261,12 @@ fn symbols_arithmetic_functors_and_nil() {
     let t = |v: &[&str]| -> Tuples { v.iter().map(|s| vec![s.to_string()]).collect() };
     assert_eq!(
         got["r"],
-        [vec!["alpha!7".to_string(), "5".into()], vec!["beta!-7".into(), "4".into()]]
-            .into_iter()
-            .collect()
+        [
+            vec!["alpha!7".to_string(), "5".into()],
+            vec!["beta!-7".into(), "4".into()]
+        ]
+        .into_iter()
+        .collect()
     );
     assert_eq!(got["m"], t(&["beta"]));
     assert_eq!(got["f"], t(&["2.5"]));
@@ -304,14 +335,27 @@ fn named_columns_positional_order_and_nil_match_the_store() {
     };
     assert_eq!(
         got["shared_writes"],
-        sql("SELECT function_id, line, array FROM accesses WHERE space = 'shared' AND is_write = 1")
+        sql(
+            "SELECT function_id, line, array FROM accesses WHERE space = 'shared' AND is_write = 1"
+        )
     );
-    assert_eq!(got["by_position"], sql("SELECT id, name FROM functions WHERE kind = 'kernel'"));
-    assert_eq!(got["unbounded"], sql("SELECT name FROM functions WHERE kind = 'kernel' AND launch_bounds IS NULL"));
-    assert_eq!(got["unknown_size"], sql("SELECT array FROM accesses WHERE elem_bytes IS NULL"));
+    assert_eq!(
+        got["by_position"],
+        sql("SELECT id, name FROM functions WHERE kind = 'kernel'")
+    );
+    assert_eq!(
+        got["unbounded"],
+        sql("SELECT name FROM functions WHERE kind = 'kernel' AND launch_bounds IS NULL")
+    );
+    assert_eq!(
+        got["unknown_size"],
+        sql("SELECT array FROM accesses WHERE elem_bytes IS NULL")
+    );
     assert_eq!(
         got["per_function"],
-        sql("SELECT fn.name, COUNT(*) FROM functions fn JOIN accesses a ON a.function_id = fn.id GROUP BY fn.id")
+        sql(
+            "SELECT fn.name, COUNT(*) FROM functions fn JOIN accesses a ON a.function_id = fn.id GROUP BY fn.id"
+        )
     );
     assert_eq!(got["self_recursive"], sql("SELECT 'd1'"));
 }
@@ -326,16 +370,26 @@ fn added_columns_are_visible_and_named_atoms_survive_them() {
         conn,
         ".decl hot(a: symbol, h: number)\nhot(A, H) :- accesses(array: A, hotness: H, space: \"global\").\n",
     );
-    assert_eq!(got["hot"], [vec!["g".to_string(), "7".into()]].into_iter().collect());
+    assert_eq!(
+        got["hot"],
+        [vec!["g".to_string(), "7".into()]].into_iter().collect()
+    );
 }
 
 #[test]
 fn the_store_is_not_written_and_stays_readable_after_a_run() {
     let store = store_with_rows();
     let conn = store.connection();
-    let before: i64 = conn.query_row("SELECT total_changes()", [], |r| r.get(0)).unwrap();
-    run_on(conn, ".decl x(n: number)\nx(F) :- accesses(function_id: F).\n");
-    let after: i64 = conn.query_row("SELECT total_changes()", [], |r| r.get(0)).unwrap();
+    let before: i64 = conn
+        .query_row("SELECT total_changes()", [], |r| r.get(0))
+        .unwrap();
+    run_on(
+        conn,
+        ".decl x(n: number)\nx(F) :- accesses(function_id: F).\n",
+    );
+    let after: i64 = conn
+        .query_row("SELECT total_changes()", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(before, after);
     assert!(conn.is_autocommit(), "the read transaction is closed");
 }
@@ -350,13 +404,25 @@ fn assert_error(text: &str, kind: ErrorKind, line: u32, col: u32, words: &[&str]
         assert!(e.message.contains(w), "`{w}` not in: {}", e.render());
     }
     let r = e.render();
-    assert!(r.starts_with(&format!("bad.dl:{line}:{col}: error: ")), "{r}");
-    assert!(r.lines().nth(2).is_some_and(|l| l.contains('^')), "caret line: {r}");
+    assert!(
+        r.starts_with(&format!("bad.dl:{line}:{col}: error: ")),
+        "{r}"
+    );
+    assert!(
+        r.lines().nth(2).is_some_and(|l| l.contains('^')),
+        "caret line: {r}"
+    );
 }
 
 #[test]
 fn every_error_class_is_located() {
-    assert_error("a(X) :- accesses(function_id: X)\n", ErrorKind::Parse, 2, 1, &["expected"]);
+    assert_error(
+        "a(X) :- accesses(function_id: X)\n",
+        ErrorKind::Parse,
+        2,
+        1,
+        &["expected"],
+    );
     assert_error(
         ".decl a(x: number)\na(X) :-\n  acesses(function_id: X).\n",
         ErrorKind::UnknownRelation,
@@ -419,25 +485,56 @@ fn every_error_class_is_located() {
 fn more_misuse_is_reported_not_panicked_on() {
     let cases = [
         (".decl accesses(x: number)\n", "store table"),
-        (".decl a(x: number)\n.decl a(x: number)\n", "already declared"),
+        (
+            ".decl a(x: number)\n.decl a(x: number)\n",
+            "already declared",
+        ),
         (".decl a(x: nmber)\n", "did you mean `number`"),
         ("calls(1, 2, 3, 4, \"f\").\n", "store table"),
-        (".decl a(x: number)\na(_) :- calls(function_id: _).\n", "`_` cannot appear in a head"),
+        (
+            ".decl a(x: number)\na(_) :- calls(function_id: _).\n",
+            "`_` cannot appear in a head",
+        ),
         (".decl a(x: number)\na(X) :- X > 3.\n", "not bound"),
-        (".decl a(x: number)\na(N) :- N = count : { calls(function_id: F) }, F > 1.\n", "not bound"),
-        (".decl a(x: number)\na(X) :- calls(function_id: X), X = \"k\".\n", "compares a number with a symbol"),
-        (".decl a(x: symbol)\na(X + 1) :- functions(name: X).\n", "needs numbers"),
+        (
+            ".decl a(x: number)\na(N) :- N = count : { calls(function_id: F) }, F > 1.\n",
+            "not bound",
+        ),
+        (
+            ".decl a(x: number)\na(X) :- calls(function_id: X), X = \"k\".\n",
+            "compares a number with a symbol",
+        ),
+        (
+            ".decl a(x: symbol)\na(X + 1) :- functions(name: X).\n",
+            "needs numbers",
+        ),
         (".lint l note \"m {nope}\"\nl(1, 2).\n", "no column `nope`"),
-        (".decl l(line: number)\n.lint l note \"m\"\n", "needs a column `function_id"),
+        (
+            ".decl l(line: number)\n.lint l note \"m\"\n",
+            "needs a column `function_id",
+        ),
         (".output calls\n", "store table"),
         (".input mine\n", "not a store table"),
-        (".decl a(x: symbol)\na(S) :- functions(name: S), match(\"(\", S).\n", "regular expression"),
-        (".decl a(x: number)\na(X) :- calls(function_id: X, function_id: X).\n", "given twice"),
-        (".decl a(x: number)\na(N) :- N = count : { b(N) }.\n", "unknown relation"),
+        (
+            ".decl a(x: symbol)\na(S) :- functions(name: S), match(\"(\", S).\n",
+            "regular expression",
+        ),
+        (
+            ".decl a(x: number)\na(X) :- calls(function_id: X, function_id: X).\n",
+            "given twice",
+        ),
+        (
+            ".decl a(x: number)\na(N) :- N = count : { b(N) }.\n",
+            "unknown relation",
+        ),
     ];
     for (text, words) in cases {
         let e = error(text);
-        assert!(e.message.contains(words), "{text:?}: `{words}` not in {}", e.render());
+        assert!(
+            e.message.contains(words),
+            "{text:?}: `{words}` not in {}",
+            e.render()
+        );
     }
 }
 
@@ -521,9 +618,9 @@ fn rule_strategy() -> impl Strategy<Value = Rule> {
                     (r % neg_limit, [arg(a), arg(b)])
                 })
                 .collect();
-            let cmp = cmp.filter(|_| !bound.is_empty()).map(|(lt, a, b)| {
-                (lt, bound[a % bound.len()], bound[b % bound.len()])
-            });
+            let cmp = cmp
+                .filter(|_| !bound.is_empty())
+                .map(|(lt, a, b)| (lt, bound[a % bound.len()], bound[b % bound.len()]));
             Rule {
                 head: (head_rel, [pick(h0), pick(h1)]),
                 pos,
@@ -550,11 +647,23 @@ fn program_text(facts: &[(usize, i64, i64)], rules: &[Rule]) -> String {
         s.push_str(&format!("{}({a}, {b}).\n", NAMES[*r]));
     }
     for r in rules {
-        let atom = |(rel, args): &(usize, [Arg; 2])| format!("{}({}, {})", NAMES[*rel], arg_text(&args[0]), arg_text(&args[1]));
+        let atom = |(rel, args): &(usize, [Arg; 2])| {
+            format!(
+                "{}({}, {})",
+                NAMES[*rel],
+                arg_text(&args[0]),
+                arg_text(&args[1])
+            )
+        };
         let mut body: Vec<String> = r.pos.iter().map(atom).collect();
         body.extend(r.neg.iter().map(|n| format!("!{}", atom(n))));
         if let Some((lt, a, b)) = r.cmp {
-            body.push(format!("{} {} {}", VARS[a], if lt { "<" } else { "!=" }, VARS[b]));
+            body.push(format!(
+                "{} {} {}",
+                VARS[a],
+                if lt { "<" } else { "!=" },
+                VARS[b]
+            ));
         }
         s.push_str(&format!("{} :- {}.\n", atom(&r.head), body.join(", ")));
     }
@@ -583,14 +692,19 @@ fn naive(facts: &[(usize, i64, i64)], rules: &[Rule]) -> Vec<BTreeSet<(i64, i64)
                             };
                             let holds = |(rr, args): &(usize, [Arg; 2])| {
                                 rel[*rr].iter().any(|&(p, q)| {
-                                    val(&args[0]).is_none_or(|v| v == p) && val(&args[1]).is_none_or(|v| v == q)
+                                    val(&args[0]).is_none_or(|v| v == p)
+                                        && val(&args[1]).is_none_or(|v| v == q)
                                 })
                             };
                             if !r.pos.iter().all(holds) || r.neg.iter().any(holds) {
                                 continue;
                             }
                             if let Some((lt, a, b)) = r.cmp
-                                && !(if lt { env[a] < env[b] } else { env[a] != env[b] })
+                                && !(if lt {
+                                    env[a] < env[b]
+                                } else {
+                                    env[a] != env[b]
+                                })
                             {
                                 continue;
                             }

@@ -229,7 +229,7 @@ pub fn run(cmd: RulesCommand) -> Result<i32> {
                                         .iter()
                                         .map(|f| {
                                             vec![
-                                                f.rule.into(),
+                                                f.rule.clone().into(),
                                                 f.severity.as_str().into(),
                                                 f.file.clone().into(),
                                                 f.line.into(),

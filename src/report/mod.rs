@@ -127,7 +127,7 @@ fn sarif(findings: &[&Finding]) -> String {
     for f in findings {
         if !descriptors.iter().any(|d| d.0 == f.rule) {
             let summary = house_rule_summary(f).unwrap_or("house rule");
-            descriptors.push((f.rule, f.severity, summary.trim_end_matches('.')));
+            descriptors.push((&f.rule, f.severity, summary.trim_end_matches('.')));
         }
     }
     let rules: Vec<serde_json::Value> = descriptors

@@ -1,20 +1,16 @@
 //! Structural facts the house rules need and the other tables lack
 //! (schema v5: `loops`, `loop_stmts`, `fp64_ops`), computed from one
-//! function's IR. [`function_rule_facts`] is a pure function of the IR (so
-//! the incremental writer can store it per function); [`sync_rule_facts`]
-//! is the interim writer `check` calls (rewrites the three tables).
+//! function's IR. [`function_rule_facts_with_text`] is a pure function of
+//! the IR and the definition's text, carried in `db::FunctionFacts` and
+//! written per function by the store ([`insert_rule_facts`],
+//! [`shift_rule_facts`]).
 
-use crate::db::{self, SourceFile};
-use crate::index::Indexer;
 use crate::ir::types::{ScalarType, Type};
 use crate::ir::{BinOp, ExprId, ExprKind, Function, FunctionKind, StmtId, StmtKind, UnOp};
-use crate::workspace::display_path;
-use anyhow::Result;
 use rusqlite::{Connection, params};
-use std::collections::HashMap;
 
 /// A loop statement.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LoopRow {
     /// IR statement id.
     pub stmt_id: u32,
@@ -33,7 +29,7 @@ pub struct LoopRow {
 }
 
 /// An arithmetic operation in double precision.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fp64Row {
     /// 1-based line.
     pub line: u32,
@@ -50,7 +46,7 @@ pub struct Fp64Row {
 }
 
 /// The rule facts of one function.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct RuleFacts {
     /// Loops.
     pub loops: Vec<LoopRow>,
@@ -58,6 +54,16 @@ pub struct RuleFacts {
     pub loop_stmts: Vec<(u32, u32)>,
     /// Double-precision arithmetic (kernels and device functions only).
     pub fp64: Vec<Fp64Row>,
+    /// The arguments of `__launch_bounds__(…)` as written, if any.
+    pub launch_bounds_args: Option<String>,
+}
+
+/// The rule facts of `f` with `text` its definition's text, lines
+/// relative to the function (1 = its first line).
+pub fn function_rule_facts_with_text(f: &Function, text: &str) -> RuleFacts {
+    let mut r = function_rule_facts(f, 0);
+    r.launch_bounds_args = launch_bounds_decl(text);
+    r
 }
 
 /// The rule facts of `f`, whose definition starts on 0-based line `start_line`.
@@ -416,75 +422,71 @@ pub fn launch_bounds_decl(text: &str) -> Option<String> {
     None
 }
 
-/// Rewrite `loops`, `loop_stmts`, `fp64_ops` and `launch_bounds_decls` for every function of
-/// `files` (one transaction). Integration point for `check`; the
-/// incremental writer can store [`function_rule_facts`] per function
-/// instead. Returns the number of rows written.
-pub fn sync_rule_facts(conn: &Connection, ix: &Indexer, files: &[SourceFile]) -> Result<usize> {
-    let db = ix.db();
-    let ids: HashMap<(String, String), i64> = {
-        let mut stmt = conn.prepare(
-            "SELECT f.path, fn.key, fn.id FROM functions fn JOIN files f ON f.id = fn.file_id",
-        )?;
-        stmt.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
-            .collect::<rusqlite::Result<_>>()?
-    };
-    let tx = conn.unchecked_transaction()?;
-    tx.execute_batch(
-        "DELETE FROM loops; DELETE FROM loop_stmts; DELETE FROM fp64_ops; DELETE FROM launch_bounds_decls;",
+/// Insert `facts` of the function `fid` whose definition starts on
+/// 0-based line `start_line` (lines in `facts` are relative: 1 = its first
+/// line). Called by the store's `insert_function` with the function's
+/// other IR-derived rows.
+pub fn insert_rule_facts(
+    tx: &Connection,
+    fid: i64,
+    start_line: u32,
+    facts: &RuleFacts,
+) -> rusqlite::Result<()> {
+    let mut ins_loop = tx.prepare_cached(
+        "INSERT INTO loops(function_id, stmt_id, kind, line, col, end_line, depth, parent_stmt) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    let mut rows = 0;
-    {
-        let mut ins_loop = tx.prepare_cached(
-            "INSERT INTO loops(function_id, stmt_id, kind, line, col, end_line, depth, parent_stmt) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?;
-        let mut ins_member = tx.prepare_cached(
-            "INSERT INTO loop_stmts(function_id, loop_stmt, stmt_id) VALUES (?1, ?2, ?3)",
-        )?;
-        let mut ins_fp = tx.prepare_cached(
-            "INSERT INTO fp64_ops(function_id, line, col, op, expr_text, cause, source) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?;
-        let mut ins_lb = tx
-            .prepare_cached("INSERT INTO launch_bounds_decls(function_id, args) VALUES (?1, ?2)")?;
-        for file in files {
-            let path = display_path(file.path(db));
-            for item in db::items(db, *file) {
-                let Some(&fid) = ids.get(&(path.clone(), item.key(db).clone())) else {
-                    continue;
-                };
-                let f = db::function_ir(db, *item);
-                let facts = function_rule_facts(&f, item.start_line(db));
-                for l in &facts.loops {
-                    ins_loop.execute(params![
-                        fid, l.stmt_id, l.kind, l.line, l.col, l.end_line, l.depth, l.parent
-                    ])?;
-                }
-                for (l, s) in &facts.loop_stmts {
-                    ins_member.execute(params![fid, l, s])?;
-                }
-                for o in &facts.fp64 {
-                    ins_fp.execute(params![
-                        fid,
-                        o.line,
-                        o.col,
-                        o.op,
-                        o.expr_text,
-                        o.cause,
-                        o.source
-                    ])?;
-                }
-                if let Some(args) = launch_bounds_decl(item.text(db)) {
-                    ins_lb.execute(params![fid, args])?;
-                    rows += 1;
-                }
-                rows += facts.loops.len() + facts.loop_stmts.len() + facts.fp64.len();
-            }
-        }
+    for l in &facts.loops {
+        ins_loop.execute(params![
+            fid,
+            l.stmt_id,
+            l.kind,
+            start_line + l.line,
+            l.col,
+            start_line + l.end_line,
+            l.depth,
+            l.parent
+        ])?;
     }
-    tx.commit()?;
-    Ok(rows)
+    let mut ins_member = tx.prepare_cached(
+        "INSERT INTO loop_stmts(function_id, loop_stmt, stmt_id) VALUES (?1, ?2, ?3)",
+    )?;
+    for (l, s) in &facts.loop_stmts {
+        ins_member.execute(params![fid, l, s])?;
+    }
+    let mut ins_fp = tx.prepare_cached(
+        "INSERT INTO fp64_ops(function_id, line, col, op, expr_text, cause, source) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for o in &facts.fp64 {
+        ins_fp.execute(params![
+            fid,
+            start_line + o.line,
+            o.col,
+            o.op,
+            o.expr_text,
+            o.cause,
+            o.source
+        ])?;
+    }
+    if let Some(args) = &facts.launch_bounds_args {
+        tx.prepare_cached("INSERT INTO launch_bounds_decls(function_id, args) VALUES (?1, ?2)")?
+            .execute(params![fid, args])?;
+    }
+    Ok(())
+}
+
+/// Move the rule-fact rows of function `fid` by `delta` lines (the
+/// function moved, nothing else changed). Called by the store's
+/// `shift_function`.
+pub fn shift_rule_facts(tx: &Connection, fid: i64, delta: i64) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE loops SET line = line + ?1, end_line = end_line + ?1 WHERE function_id = ?2",
+    )?
+    .execute(params![delta, fid])?;
+    tx.prepare_cached("UPDATE fp64_ops SET line = line + ?1 WHERE function_id = ?2")?
+        .execute(params![delta, fid])?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -4,23 +4,8 @@ use super::compile::{Lint, Program};
 use super::eval::{Evaluation, Symbols, Value};
 use crate::check::Finding;
 use rusqlite::{Connection, OptionalExtension};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-/// A rule name as `&'static str` (the type of [`Finding::rule`]). Each
-/// distinct name is leaked once, so re-evaluating rules (watch mode) does
-/// not grow memory.
-pub fn intern_rule_name(name: &str) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.get(name) {
-        return n;
-    }
-    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.insert(leaked);
-    leaked
-}
 
 /// Where a function is: file, name, key.
 #[derive(Clone)]
@@ -113,11 +98,12 @@ pub fn lint_findings(
         }
     }
     out.sort_by(|a, b| {
-        (&a.file, a.line, a.col, a.rule, &a.message)
-            .cmp(&(&b.file, b.line, b.col, b.rule, &b.message))
+        (&a.file, a.line, a.col, &a.rule, &a.message)
+            .cmp(&(&b.file, b.line, b.col, &b.rule, &b.message))
     });
     out.dedup_by(|a, b| {
-        (&a.file, a.line, a.col, a.rule, &a.message) == (&b.file, b.line, b.col, b.rule, &b.message)
+        (&a.file, a.line, a.col, &a.rule, &a.message)
+            == (&b.file, b.line, b.col, &b.rule, &b.message)
     });
     out
 }
@@ -188,7 +174,7 @@ fn finding(
         .map(|((c, _), v)| (c.clone(), symbols.json(*v)))
         .collect();
     Some(Finding {
-        rule: intern_rule_name(&lint.name),
+        rule: lint.name.clone(),
         severity: lint.severity,
         file: site.file,
         line,
@@ -248,12 +234,5 @@ mod tests {
     fn placeholders_are_substituted_and_braces_escaped() {
         let v = |n: &str| (n == "x").then(|| "42".to_string());
         assert_eq!(substitute("a {x} b {{x}} {y} }", v), "a 42 b {x} {y} }");
-    }
-
-    #[test]
-    fn rule_names_are_interned_once() {
-        let a = intern_rule_name("my_rule");
-        let b = intern_rule_name(&String::from("my_rule"));
-        assert!(std::ptr::eq(a, b));
     }
 }

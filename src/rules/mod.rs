@@ -10,9 +10,11 @@
 //! A broken file yields [`RuleError`]s and is skipped; the others still run.
 //! Rules only read the store (one read transaction, rolled back).
 //!
-//! Entry points: [`workspace_findings`] for `check`; [`RuleFiles`] with
-//! [`RuleFiles::fingerprint`] and [`evaluate_lints`] to re-run only the
-//! rules when rule files change (watch); [`run_file`] for `rules run`.
+//! Entry points: [`RuleState::run`] after each index run (`check`) or
+//! watch batch (evaluates, writes the lint findings, reports what
+//! changed); [`RuleState::rules_changed`] to re-run only the rules when
+//! rule files change; [`workspace_findings`] evaluates without writing;
+//! [`run_file`] for `rules run`.
 
 pub mod ast;
 pub mod compile;
@@ -285,7 +287,7 @@ pub fn evaluate_lints(conn: &Connection, root: &Path, files: &RuleFiles) -> Rule
     }
     out.rows_loaded = session.rows_loaded;
     out.findings
-        .sort_by(|a, b| (&a.file, a.line, a.col, a.rule).cmp(&(&b.file, b.line, b.col, b.rule)));
+        .sort_by(|a, b| (&a.file, a.line, a.col, &a.rule).cmp(&(&b.file, b.line, b.col, &b.rule)));
     out
 }
 
@@ -305,9 +307,7 @@ pub fn workspace_findings(
 }
 
 /// Rewrite the house-rule rows of the `findings` table (every row whose
-/// rule is not a built-in one) with `findings`, in one transaction. For
-/// watch mode, after [`evaluate_lints`]. Integration point: the store's
-/// findings writer may take this over.
+/// rule is not a built-in one) with `findings`, in one transaction.
 pub fn replace_lint_findings(conn: &Connection, findings: &[Finding]) -> anyhow::Result<()> {
     let builtin: Vec<String> = crate::check::RULES
         .iter()
@@ -323,10 +323,10 @@ pub fn replace_lint_findings(conn: &Connection, findings: &[Finding]) -> anyhow:
     )?;
     {
         let mut ins = tx.prepare_cached(
-            "INSERT INTO findings(rule, severity, file, line, col, function_id, message, suppressed) \
+            "INSERT INTO findings(rule, severity, file, line, col, function_id, message, suppressed, end_col, facts) \
              VALUES (?1, ?2, ?3, ?4, ?5, \
                (SELECT fn.id FROM functions fn JOIN files f ON f.id = fn.file_id WHERE f.path = ?3 AND fn.key = ?6), \
-               ?7, ?8)",
+               ?7, ?8, ?9, ?10)",
         )?;
         for f in findings {
             ins.execute(rusqlite::params![
@@ -337,12 +337,115 @@ pub fn replace_lint_findings(conn: &Connection, findings: &[Finding]) -> anyhow:
                 f.col,
                 f.function_key,
                 f.message,
-                f.suppressed
+                f.suppressed,
+                f.end_col,
+                f.facts.to_string(),
             ])?;
         }
     }
     tx.commit()?;
     Ok(())
+}
+
+/// What one house-rule pass did ([`RuleState::run`]).
+#[derive(Debug, Default)]
+pub struct RulesPass {
+    /// Every lint finding of the rules in effect (also in `findings`).
+    pub findings: Vec<Finding>,
+    /// Errors of rule files that were skipped (report them; exit status 2
+    /// for `check`).
+    pub errors: Vec<RuleError>,
+    /// Lint findings that are new since the previous pass of this state.
+    pub added: Vec<Finding>,
+    /// Lint findings of the previous pass that are gone.
+    pub removed: Vec<Finding>,
+    /// Whether the rule files (paths, texts, `[rules]`) differ from the
+    /// previous pass's (always true on the first pass).
+    pub rules_changed: bool,
+    /// Wall time of the pass (discovery, evaluation, writing), ms.
+    pub elapsed_ms: f64,
+}
+
+/// House-rule state a process keeps between passes (`check` uses a fresh
+/// one; `watch` keeps one for its lifetime).
+#[derive(Debug, Default)]
+pub struct RuleState {
+    fingerprint: Option<String>,
+    last: Vec<Finding>,
+}
+
+type FindingKey = (String, String, u32, u32, String, bool);
+
+fn finding_key(f: &Finding) -> FindingKey {
+    (
+        f.rule.clone(),
+        f.file.clone(),
+        f.line,
+        f.col,
+        f.message.clone(),
+        f.suppressed,
+    )
+}
+
+impl RuleState {
+    /// Whether the rule files in effect for `root` differ from those of the
+    /// previous pass (reads the rule files; evaluates nothing). A watcher
+    /// may call it on any event under `.cudalog/rules`, a `[rules] paths`
+    /// entry or `cudalog.toml` to decide whether to run a pass.
+    pub fn rules_changed(&self, root: &Path, config: &Config) -> bool {
+        self.fingerprint.as_deref() != Some(&RuleFiles::discover(root, config).fingerprint())
+    }
+
+    /// One pass: discover the rule files of `root` (shipped,
+    /// `.cudalog/rules/*.dl`, `[rules] paths`), evaluate them over the store
+    /// behind `conn` as it is now (its `findings` relation holds the
+    /// built-in findings only), replace the house-rule rows of `findings`
+    /// with the result in one transaction, and report what changed since
+    /// the previous pass. Call it after each index run or watch batch (the
+    /// rules read facts of every function, so a batch may change lint
+    /// findings anywhere), and when [`RuleState::rules_changed`] says the
+    /// rule files changed (then only the rules re-run; nothing is
+    /// re-indexed). A broken rule file is reported in `errors` and
+    /// skipped; the built-in findings are never touched.
+    pub fn run(
+        &mut self,
+        conn: &Connection,
+        root: &Path,
+        config: &Config,
+    ) -> anyhow::Result<RulesPass> {
+        let started = std::time::Instant::now();
+        let files = RuleFiles::discover(root, config);
+        let fingerprint = files.fingerprint();
+        let out = evaluate_lints(conn, root, &files);
+        replace_lint_findings(conn, &out.findings)?;
+        let old: std::collections::HashSet<FindingKey> =
+            self.last.iter().map(finding_key).collect();
+        let new: std::collections::HashSet<FindingKey> =
+            out.findings.iter().map(finding_key).collect();
+        let added = out
+            .findings
+            .iter()
+            .filter(|f| !old.contains(&finding_key(f)))
+            .cloned()
+            .collect();
+        let removed = self
+            .last
+            .iter()
+            .filter(|f| !new.contains(&finding_key(f)))
+            .cloned()
+            .collect();
+        let rules_changed = self.fingerprint.as_deref() != Some(&fingerprint);
+        self.fingerprint = Some(fingerprint);
+        self.last = out.findings.clone();
+        Ok(RulesPass {
+            findings: out.findings,
+            errors: out.errors,
+            added,
+            removed,
+            rules_changed,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        })
+    }
 }
 
 /// One `.output` relation's rows.

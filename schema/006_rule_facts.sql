@@ -1,6 +1,6 @@
--- cudalog store, schema version 5: structural facts house rules need that
+-- cudalog store, schema version 6: structural facts house rules need that
 -- the other tables lack (loops, double-precision arithmetic). Computed from
--- each function's IR by src/rules/facts.rs and written by `cudalog check`.
+-- each function's IR by src/rules/facts.rs (FunctionFacts.rule_facts) and written with the function's rows by the index run.
 
 -- Every for/while/do loop of a function.
 CREATE TABLE loops (
