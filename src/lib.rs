@@ -16,6 +16,7 @@ pub mod frontend;
 pub mod index;
 pub mod ir;
 pub mod report;
+pub mod rules;
 pub mod store;
 pub mod watch;
 pub mod workspace;

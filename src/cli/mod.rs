@@ -1,5 +1,7 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
+mod rules;
+
 use crate::check::Severity;
 use crate::config::Config;
 use crate::index::index_and_keep;
@@ -87,6 +89,12 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+    },
+    /// House rules (Datalog): list, check or run rule files.
+    Rules {
+        /// The rules subcommand.
+        #[command(subcommand)]
+        command: rules::RulesCommand,
     },
 }
 
@@ -215,16 +223,27 @@ pub fn run(cli: Cli) -> Result<i32> {
         } => {
             let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
-            let run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
+            let run = index_and_keep(&root, &db_path, config.clone(), &IndexOptions { progress })?;
+            // House rules over this run's store; their findings join `findings`.
+            let rules =
+                crate::rules::RuleState::default().run(run.store.connection(), &root, &config)?;
             let found = store::load_findings(run.store.connection())?;
             let sources = finding_sources(&run.indexer, &found);
             print!("{}", render(&found, format, &sources));
+            rules.errors.iter().for_each(|e| eprint!("{}", e.render()));
+            let rule_errors = rules.errors;
             // The process ends here: close the database, skip freeing the
             // analysis database piece by piece.
             drop(run.store);
             std::mem::forget(run.indexer);
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
-            Ok(if failing { 1 } else { 0 })
+            Ok(if !rule_errors.is_empty() {
+                2
+            } else if failing {
+                1
+            } else {
+                0
+            })
         }
         Command::Watch {
             dir,
@@ -266,5 +285,6 @@ pub fn run(cli: Cli) -> Result<i32> {
             print!("{out}");
             Ok(0)
         }
+        Command::Rules { command } => rules::run(command),
     }
 }

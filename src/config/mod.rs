@@ -97,6 +97,19 @@ pub struct IndexConfig {
     pub exclude: Vec<String>,
 }
 
+/// `[rules]`: house rules (see docs/rules.md).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RulesConfig {
+    /// Rule files or folders of `*.dl`, relative to the root, evaluated
+    /// besides the shipped rules and `.cudalog/rules/*.dl`.
+    #[serde(default)]
+    pub paths: Vec<PathBuf>,
+    /// Lint names whose findings are not reported (shipped or workspace).
+    #[serde(default)]
+    pub disable: Vec<String>,
+}
+
 /// The whole configuration.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +126,9 @@ pub struct Config {
     /// File selection.
     #[serde(default)]
     pub index: IndexConfig,
+    /// House rules.
+    #[serde(default)]
+    pub rules: RulesConfig,
 }
 
 impl Config {

@@ -27,6 +27,10 @@ pub struct FunctionFacts {
     pub function: std::sync::Arc<Function>,
     /// Parameter rows.
     pub params: Vec<ParamRow>,
+    /// House-rule facts (issue 9: `loops`, `loop_stmts`, `fp64_ops`,
+    /// `launch_bounds_decls`), lines relative to the function (1 = its
+    /// first line); written by `insert_function`.
+    pub rule_facts: crate::rules::facts::RuleFacts,
 }
 
 struct Blake3Hasher(blake3::Hasher);
@@ -49,8 +53,9 @@ pub fn stable_hash<T: Hash + ?Sized>(v: &T) -> String {
 }
 
 impl FunctionFacts {
-    /// Derive the facts of a lowered function.
-    pub fn compute(f: &std::sync::Arc<Function>, start_col: u32) -> FunctionFacts {
+    /// Derive the facts of a lowered function; `text` is its definition's
+    /// text (house-rule facts read `__launch_bounds__` as written).
+    pub fn compute(f: &std::sync::Arc<Function>, start_col: u32, text: &str) -> FunctionFacts {
         let params = f
             .params
             .iter()
@@ -64,10 +69,17 @@ impl FunctionFacts {
                 }
             })
             .collect();
+        let rule_facts = crate::rules::facts::function_rule_facts_with_text(f, text);
         FunctionFacts {
-            content_hash: stable_hash(&(&**f, start_col, crate::store::SCHEMA_VERSION)),
+            content_hash: stable_hash(&(
+                &**f,
+                start_col,
+                crate::store::SCHEMA_VERSION,
+                &rule_facts,
+            )),
             function: f.clone(),
             params,
+            rule_facts,
         }
     }
 }

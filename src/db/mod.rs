@@ -369,8 +369,10 @@ pub fn function_ir<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<Function> {
 /// The rows of the function itself (IR-derived), with its content hash.
 #[salsa::tracked(returns(clone), lru = 256)]
 pub fn function_facts<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionFacts> {
-    let start_col = item_source(db, f).map(|s| s.start_col).unwrap_or(0);
-    Arc::new(FunctionFacts::compute(&function_ir(db, f), start_col))
+    let src = item_source(db, f);
+    let start_col = src.as_ref().map(|s| s.start_col).unwrap_or(0);
+    let text = src.as_ref().map(|s| &*s.text).unwrap_or("");
+    Arc::new(FunctionFacts::compute(&function_ir(db, f), start_col, text))
 }
 
 /// What the workspace needs to know of one file (see [`FileSymbols`]):

@@ -76,12 +76,19 @@ fn human(findings: &[&Finding], suppressed: usize, sources: &HashMap<String, Str
     out
 }
 
-fn headline(f: &Finding) -> &'static str {
+fn headline(f: &Finding) -> &str {
     RULES
         .iter()
         .find(|r| r.id == f.rule)
         .map(|r| r.summary)
+        .or_else(|| house_rule_summary(f))
         .unwrap_or("finding")
+}
+
+/// A house rule's description (first line of its doc comment), carried in
+/// its findings' facts by `rules::lint`.
+fn house_rule_summary(f: &Finding) -> Option<&str> {
+    f.facts["summary"].as_str().and_then(|s| s.lines().next())
 }
 
 fn sarif_level(s: Severity) -> &'static str {
@@ -112,9 +119,25 @@ fn uri_reference(path: &str) -> String {
 /// results tied to them by id and index, locations relative to `%SRCROOT%`
 /// (the analysed directory).
 fn sarif(findings: &[&Finding]) -> String {
-    let rules: Vec<serde_json::Value> = RULES
+    // Built-in rules, then the house rules that have findings.
+    let mut descriptors: Vec<(&str, Severity, &str)> = RULES
         .iter()
-        .map(|r| {
+        .map(|r| (r.id, r.severity, r.summary))
+        .collect();
+    for f in findings {
+        if !descriptors.iter().any(|d| d.0 == f.rule) {
+            let summary = house_rule_summary(f).unwrap_or("house rule");
+            descriptors.push((&f.rule, f.severity, summary.trim_end_matches('.')));
+        }
+    }
+    let rules: Vec<serde_json::Value> = descriptors
+        .iter()
+        .map(|&(id, severity, summary)| {
+            let r = SarifRule {
+                id,
+                severity,
+                summary,
+            };
             let level = sarif_level(r.severity);
             let suppress = format!("`// cudalog-ignore: {}`", r.id);
             serde_json::json!({
@@ -144,7 +167,7 @@ fn sarif(findings: &[&Finding]) -> String {
         .map(|f| {
             serde_json::json!({
                 "ruleId": f.rule,
-                "ruleIndex": RULES.iter().position(|r| r.id == f.rule).unwrap_or(0),
+                "ruleIndex": descriptors.iter().position(|d| d.0 == f.rule).unwrap_or(0),
                 "level": sarif_level(f.severity),
                 "message": { "text": f.message },
                 "locations": [{
@@ -186,6 +209,13 @@ fn sarif(findings: &[&Finding]) -> String {
         }]
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// A rule as SARIF describes it.
+struct SarifRule<'a> {
+    id: &'a str,
+    severity: Severity,
+    summary: &'a str,
 }
 
 #[cfg(test)]

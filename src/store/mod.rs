@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/003_facts.sql"),
     include_str!("../../schema/004_params.sql"),
     include_str!("../../schema/005_incremental.sql"),
+    include_str!("../../schema/006_rule_facts.sql"),
 ];
 
 /// Current schema version (number of migrations).

@@ -178,6 +178,8 @@ impl<'a> StoreTx<'a> {
         }
         tx.prepare_cached("UPDATE launches SET line = line + ?1 WHERE caller_function_id = ?2")?
             .execute(params![delta, id])?;
+        // House-rule facts (issue 9, schema 006).
+        crate::rules::facts::shift_rule_facts(tx, id, delta)?;
         Ok(())
     }
 
@@ -429,5 +431,7 @@ fn insert_function(
             ])?;
         }
     }
+    // House-rule facts (issue 9, schema 006).
+    crate::rules::facts::insert_rule_facts(tx, fid, start_line, &facts.rule_facts)?;
     Ok(fid)
 }

@@ -1,0 +1,371 @@
+//! House rules in `cudalog check`: every shipped rule on a fixture written
+//! here (what it must and must not report), rule facts that follow edits,
+//! and the example workspace's own rule file (EXPECTED.md's house-rule
+//! table) in the three output formats, with suppressions, `--fail-on`,
+//! the `findings` table and broken rule files.
+
+use assert_cmd::Command;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn cudalog() -> Command {
+    Command::cargo_bin("cudalog").unwrap()
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("workspace-example")
+}
+
+/// A copy of `from` (its `.cudalog/` store left out, its rules kept).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let p = e.path();
+        let name = e.file_name();
+        if name.to_string_lossy().ends_with(".db") || name.to_string_lossy().contains(".db-") {
+            continue;
+        }
+        if p.is_dir() {
+            std::fs::create_dir_all(to.join(&name)).unwrap();
+            copy_tree(&p, &to.join(&name));
+        } else {
+            std::fs::copy(&p, to.join(&name)).unwrap();
+        }
+    }
+}
+
+type Row = (String, u32, u32, String, String);
+
+/// (file, line, col, rule, severity) of every finding of `check --format json`.
+fn check_json(dir: &Path, rules_only: bool) -> (BTreeSet<Row>, serde_json::Value) {
+    let out = cudalog()
+        .args(["check", dir.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = v
+        .as_array()
+        .cloned()
+        .or_else(|| v["findings"].as_array().cloned())
+        .unwrap();
+    let builtin: BTreeSet<&str> = cudalog::check::RULES.iter().map(|r| r.id).collect();
+    let rows = list
+        .iter()
+        .filter(|f| !f["suppressed"].as_bool().unwrap_or(false))
+        .filter(|f| !rules_only || !builtin.contains(f["rule"].as_str().unwrap()))
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap() as u32,
+                f["col"].as_u64().unwrap() as u32,
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (rows, v)
+}
+
+const FIXTURE: &str = "\
+__device__ void helper_sync(float* s) { s[threadIdx.x] = 0; __syncthreads(); }
+__device__ void helper_plain(float* s) { s[threadIdx.x] = 1; }
+__global__ void __launch_bounds__(256) bounded(float* out, const float* in, int n) {
+    __shared__ float tile[8][32];
+    __shared__ float padded[8][33];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    padded[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    helper_sync(&tile[0][0]);
+    for (int i = 0; i < n; i++) {
+        atomicAdd(&out[0], in[i]);
+    }
+    atomicAdd(&out[1], 1.0f);
+    out[threadIdx.x] = in[threadIdx.x] * 2.0;
+}
+__global__ void unbounded(float* out, const float* in, int stride) {
+    out[threadIdx.x * stride] = in[threadIdx.x] * 2.0f;
+    helper_plain(out);
+}
+void host(float* o, float* i, int n) {
+    for (int it = 0; it < 10; it++) {
+        unbounded<<<1, 256>>>(o, i, n);
+    }
+    bounded<<<1, dim3(32, 8)>>>(o, i, n);
+}
+";
+
+fn row(line: u32, col: u32, rule: &str, severity: &str) -> Row {
+    ("fixture.cu".into(), line, col, rule.into(), severity.into())
+}
+
+/// Each shipped rule fires where it must and nowhere else: the barrier in
+/// `helper_sync` (reached from `bounded`) but not `helper_plain`; `tile`
+/// (`[8][32]`) but not `padded` (`[8][33]`); the atomic in the loop but not
+/// the one after it; `* 2.0` but not `* 2.0f`; `unbounded` but not the
+/// kernel with `__launch_bounds__`; the uncoalesced access of the kernel
+/// launched from a loop (`bounded` is launched once). After lines are
+/// inserted above, every finding moves with its function (the rule facts
+/// are shifted with the other rows).
+#[test]
+fn every_shipped_rule_reports_exactly_its_cases_and_follows_edits() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("fixture.cu"), FIXTURE).unwrap();
+    let (got, _) = check_json(tmp.path(), true);
+    let want: BTreeSet<Row> = [
+        row(1, 61, "barrier_in_device_function", "note"),
+        row(6, 5, "unpadded_shared_tile", "warning"),
+        row(10, 20, "global_atomic_in_loop", "warning"),
+        row(13, 24, "fp64_arithmetic", "warning"),
+        row(15, 1, "missing_launch_bounds", "note"),
+        row(16, 5, "uncoalesced_in_looped_launch", "warning"),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+
+    std::fs::write(
+        tmp.path().join("fixture.cu"),
+        format!("// one\n// two\n{FIXTURE}"),
+    )
+    .unwrap();
+    let (moved, _) = check_json(tmp.path(), true);
+    let want: BTreeSet<Row> = want
+        .into_iter()
+        .map(|(f, l, c, r, s)| (f, l + 2, c, r, s))
+        .collect();
+    assert_eq!(moved, want);
+    let (_, v) = check_json(tmp.path(), true);
+    let text = v.to_string();
+    assert!(text.contains("inside the for loop at line 11"), "{text}");
+    assert!(text.contains("launched from a loop (line 23)"), "{text}");
+}
+
+/// EXPECTED.md's house-rule table: (file, line, col, rule, severity).
+fn expected_house_rules() -> BTreeSet<Row> {
+    let text = std::fs::read_to_string(example().join("EXPECTED.md")).unwrap();
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in text.lines() {
+        if line.starts_with("## ") {
+            inside = line.contains("house rules");
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if inside && cells.len() >= 8 && cells[1].ends_with(".cu") {
+            out.insert((
+                cells[1].to_string(),
+                cells[2].parse().unwrap(),
+                cells[3].parse().unwrap(),
+                cells[5].to_string(),
+                cells[6].to_string(),
+            ));
+        }
+    }
+    assert!(!out.is_empty());
+    out
+}
+
+#[test]
+fn the_example_workspace_rules_give_the_expected_findings_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&example(), tmp.path());
+    assert!(
+        tmp.path()
+            .join(".cudalog/rules/hidden_uncoalesced.dl")
+            .exists()
+    );
+    let (got, _) = check_json(tmp.path(), true);
+    assert_eq!(got, expected_house_rules());
+
+    // Human: the workspace rule's finding with its description and message.
+    let human = cudalog()
+        .args(["check", tmp.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let human = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        human.contains("warning[hidden_uncoalesced]: a kernel reaches uncoalesced device functions through calls"),
+        "{human}"
+    );
+    assert!(
+        human.contains("`row_means` has no uncoalesced access of its own but reaches 2 device function(s) that do (first: `row_mean`)"),
+        "{human}"
+    );
+
+    // SARIF: a rule descriptor and a result at the right place.
+    let sarif = cudalog()
+        .args(["check", tmp.path().to_str().unwrap(), "--format", "sarif"])
+        .output()
+        .unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    let run = &s["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let idx = rules
+        .iter()
+        .position(|r| r["id"] == "hidden_uncoalesced")
+        .expect("descriptor");
+    let results: Vec<&serde_json::Value> = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "hidden_uncoalesced")
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["ruleIndex"], idx);
+    assert_eq!(results[0]["level"], "warning");
+    let loc = &results[0]["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "device_calls.cu");
+    assert_eq!(loc["region"]["startLine"], 33);
+
+    // The findings table holds the built-in and the house-rule findings.
+    let conn = rusqlite::Connection::open(tmp.path().join(".cudalog/cudalog.db")).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM findings WHERE rule = 'hidden_uncoalesced' AND line = 33",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let builtin: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM findings WHERE rule = 'uncoalesced-global'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(builtin > 0);
+
+    // A second run leaves one copy of each lint finding.
+    check_json(tmp.path(), true);
+    let n: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM findings WHERE rule = 'hidden_uncoalesced'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn suppressions_fail_on_and_broken_rule_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&example(), tmp.path());
+    // Suppress the workspace rule's finding on the kernel's line.
+    let path = tmp.path().join("device_calls.cu");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == 33 {
+                format!("{l} // cudalog-ignore: hidden_uncoalesced")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (got, _) = check_json(tmp.path(), true);
+    let mut want = expected_house_rules();
+    want.retain(|r| r.3 != "hidden_uncoalesced");
+    assert_eq!(got, want);
+    let conn = rusqlite::Connection::open(tmp.path().join(".cudalog/cudalog.db")).unwrap();
+    let suppressed: i64 = conn
+        .query_row(
+            "SELECT suppressed FROM findings WHERE rule = 'hidden_uncoalesced'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(suppressed, 1, "kept in the table, marked suppressed");
+
+    // --fail-on note: the shipped `note` lint fails the run.
+    cudalog()
+        .args(["check", tmp.path().to_str().unwrap(), "--fail-on", "error"])
+        .assert()
+        .code(1); // the example has built-in errors
+    // A broken rule file: located error on stderr, exit 2, the others and
+    // the built-in findings still reported.
+    std::fs::write(
+        tmp.path().join(".cudalog/rules/broken.dl"),
+        ".decl a(x: number)\na(X) :- acesses(function_id: X).\n",
+    )
+    .unwrap();
+    let out = cudalog()
+        .args(["check", tmp.path().to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".cudalog/rules/broken.dl:2:9: error: unknown relation `acesses`"),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `accesses`"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("uncoalesced_in_looped_launch"));
+    assert!(text.contains("uncoalesced-global"));
+}
+
+/// The entry point a watch loop calls after each batch: a pass writes the
+/// lint findings and reports what changed since the previous pass; a rule
+/// file edit is seen by `rules_changed` and re-runs only the rules.
+#[test]
+fn rule_state_passes_report_changes_and_rule_edits() {
+    use cudalog::config::Config;
+    use cudalog::index::{IndexOptions, index_directory};
+    use cudalog::rules::RuleState;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("fixture.cu"), FIXTURE).unwrap();
+    let db = root.join(".cudalog/cudalog.db");
+    std::fs::create_dir_all(root.join(".cudalog/rules")).unwrap();
+    let config = Config::default();
+    index_directory(root, &db, config.clone(), &IndexOptions { progress: false }).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut state = RuleState::default();
+    let first = state.run(&conn, root, &config).unwrap();
+    assert!(first.rules_changed && first.errors.is_empty());
+    assert_eq!(first.added.len(), 6);
+    assert!(first.removed.is_empty());
+    assert!(!state.rules_changed(root, &config));
+
+    // Nothing changed: an empty delta.
+    let again = state.run(&conn, root, &config).unwrap();
+    assert!(!again.rules_changed && again.added.is_empty() && again.removed.is_empty());
+
+    // A new workspace rule file: seen, one lint finding added, then a
+    // broken edit of it: reported, its finding removed, the others kept.
+    let rule = root.join(".cudalog/rules/host_loops.dl");
+    std::fs::write(
+        &rule,
+        ".lint host_loop note \"loop in `{name}`\"\n\
+         .decl host_loop(function_id: number, line: number, name: symbol)\n\
+         host_loop(F, L, N) :- loops(function_id: F, line: L), functions(id: F, name: N, kind: \"host\").\n",
+    )
+    .unwrap();
+    assert!(state.rules_changed(root, &config));
+    let added = state.run(&conn, root, &config).unwrap();
+    assert!(added.rules_changed);
+    let got: Vec<(String, u32)> = added
+        .added
+        .iter()
+        .map(|f| (f.rule.clone(), f.line))
+        .collect();
+    assert_eq!(got, vec![("host_loop".to_string(), 20)]);
+    std::fs::write(&rule, ".lint host_loop note \"x\"\nhost_loop(1, 2) :- .\n").unwrap();
+    let broken = state.run(&conn, root, &config).unwrap();
+    assert_eq!(broken.errors.len(), 1, "{:?}", broken.errors);
+    assert_eq!(broken.removed.len(), 1);
+    assert_eq!(broken.findings.len(), 6);
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM findings", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 6 + 1, "six lint findings and the built-in one");
+}
