@@ -39,6 +39,11 @@ fn fresh(root: &Path) -> BTreeMap<String, Vec<String>> {
     let mut ix = Indexer::new(root, Config::load(root).unwrap(), None);
     ix.load_all().unwrap();
     ix.run_full(&mut store).unwrap();
+    // `check` runs the house rules after the index run; so does watch.
+    let config = Config::load(root).unwrap();
+    cudalog::rules::RuleState::default()
+        .run(store.connection(), root, &config)
+        .unwrap();
     common::dump(store.connection())
 }
 
@@ -349,4 +354,32 @@ fn a_configuration_change_rebuilds_and_a_broken_one_is_reported() {
         &common::dump(session.store().connection()),
         "config",
     );
+}
+
+#[test]
+fn a_house_rule_added_while_watching_runs_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    copy_tree(Path::new(EXAMPLE), &root);
+    let mut session = start(&root);
+    let rule = Path::new(EXAMPLE).join(".cudalog/rules/hidden_uncoalesced.dl");
+    let to = root.join(".cudalog/rules/hidden_uncoalesced.dl");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(&rule, &to).unwrap();
+    let r = session
+        .apply(&batch(&[to.clone()]))
+        .unwrap()
+        .expect("the rule ran");
+    assert_eq!(r.files_changed, 0, "{r:?}");
+    assert!(
+        r.findings_added > 0,
+        "the example's house rule fires: {r:?}"
+    );
+    common::assert_same(
+        &fresh(&root),
+        &common::dump(session.store().connection()),
+        "rule added",
+    );
+    // Touching it again without a change runs nothing.
+    assert!(session.apply(&batch(&[to])).unwrap().is_none());
 }

@@ -168,9 +168,18 @@ fn finding(
             crate::check::suppressed(&refs, line, &lint.name)
         })
         .unwrap_or(false);
+    // Store row ids are not facts: they differ between two databases of
+    // the same tree (a fresh check and a watched one); the function is
+    // named by file and key already.
     let tuple: serde_json::Map<String, serde_json::Value> = cols
         .iter()
         .zip(t)
+        .filter(|((c, _), _)| {
+            !matches!(
+                c.as_str(),
+                "id" | "function_id" | "file_id" | "caller_function_id"
+            )
+        })
         .map(|((c, _), v)| (c.clone(), symbols.json(*v)))
         .collect();
     Some(Finding {

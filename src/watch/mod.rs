@@ -74,6 +74,8 @@ pub struct Session {
     defines: Vec<String>,
     /// The configuration text last loaded (`None`: no file).
     config_text: Option<String>,
+    /// The house rules' last pass.
+    rules: crate::rules::RuleState,
 }
 
 impl Session {
@@ -90,6 +92,11 @@ impl Session {
         let mut config = Config::load(&root)?;
         config.add_defines(defines);
         let run = index_and_keep(&root, db_path, config, opts)?;
+        let mut rules = crate::rules::RuleState::default();
+        let pass = rules.run(run.store.connection(), &root, run.indexer.config())?;
+        for e in &pass.errors {
+            eprint!("{}", e.render());
+        }
         Ok((
             Session {
                 indexer: run.indexer,
@@ -98,6 +105,7 @@ impl Session {
                 db_path: db_path.to_path_buf(),
                 defines: defines.to_vec(),
                 config_text,
+                rules,
             },
             run.summary,
         ))
@@ -125,10 +133,17 @@ impl Session {
     pub fn apply(&mut self, changes: &Changes) -> Result<Option<BatchReport>> {
         let start = Instant::now();
         let mut report = BatchReport::default();
-        let rels: BTreeSet<PathBuf> = changes
+        let all: Vec<PathBuf> = changes
             .paths
             .iter()
             .filter_map(|p| self.relative(p))
+            .collect();
+        // A house-rule file (`.cudalog/rules/`, `[rules] paths`) changed:
+        // the rules re-run even when no source changed.
+        let rules_changed = all.iter().any(|r| r.extension().is_some_and(|e| e == "dl"))
+            && self.rules.rules_changed(&self.root, self.indexer.config());
+        let rels: BTreeSet<PathBuf> = all
+            .into_iter()
             .filter(|r| !is_own(r, &self.root, &self.db_path))
             .collect();
         if rels.iter().any(|r| r == Path::new(CONFIG_FILE)) {
@@ -140,6 +155,7 @@ impl Session {
                         report.rebuilt = true;
                         fill(&mut report, &summary);
                         report.files_changed = summary.files_written + summary.files_deleted;
+                        self.run_rules(&mut report)?;
                         report.ms = ms(start);
                         return Ok(Some(report));
                     }
@@ -166,23 +182,43 @@ impl Session {
             }
         }
         report.files_changed = self.indexer.pending().len();
-        if report.files_changed == 0 {
+        if report.files_changed == 0 && !rules_changed {
             return Ok((!report.diagnostics.is_empty()).then(|| {
                 report.ms = ms(start);
                 report
             }));
         }
-        match self.indexer.update(&mut self.store) {
-            Ok(summary) => fill(&mut report, &summary),
-            Err(e) => {
-                // The transaction was rolled back: the store is as it was
-                // before the batch. Re-read it at the next batch.
-                self.indexer.resync_with_store();
-                return Err(e);
+        if report.files_changed > 0 {
+            match self.indexer.update(&mut self.store) {
+                Ok(summary) => fill(&mut report, &summary),
+                Err(e) => {
+                    // The transaction was rolled back: the store is as it
+                    // was before the batch. Re-read it at the next batch.
+                    self.indexer.resync_with_store();
+                    return Err(e);
+                }
             }
         }
+        self.run_rules(&mut report)?;
         report.ms = ms(start);
         Ok(Some(report))
+    }
+
+    /// Re-run the house rules over the store (the rules read facts of every
+    /// function, so any batch may change their findings); rule files that
+    /// cannot run become diagnostics.
+    fn run_rules(&mut self, report: &mut BatchReport) -> Result<()> {
+        let pass = self
+            .rules
+            .run(self.store.connection(), &self.root, self.indexer.config())?;
+        report.findings_added += pass.added.len();
+        report.findings_removed += pass.removed.len();
+        report.diagnostics.extend(
+            pass.errors
+                .iter()
+                .map(|e| e.render().trim_end().to_string()),
+        );
+        Ok(())
     }
 
     /// `p` relative to the root, when it is inside it.
