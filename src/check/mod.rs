@@ -4,6 +4,8 @@
 //! conflicts and divergent branches build on the same uniformity facts and
 //! follow.)
 
+mod sync;
+
 use crate::ir::{BarrierKind, FunctionKind, Span};
 use serde::Serialize;
 
@@ -78,6 +80,47 @@ pub const RULES: &[RuleInfo] = &[
         id: "misaligned-global",
         severity: Severity::Note,
         summary: "a unit-stride global access is offset from sector boundaries by a constant",
+    },
+    // Synchronisation rules (src/check/sync.rs).RuleInfo] = &[
+    RuleInfo {
+        id: "shared-race",
+        severity: Severity::Error,
+        summary: "two threads of a block access the same shared location, one writes, and no barrier orders them",
+    },
+    RuleInfo {
+        id: "global-race",
+        severity: Severity::Error,
+        summary: "two threads access the same global location, one writes, and no barrier orders them",
+    },
+    RuleInfo {
+        id: "named-barrier-deadlock",
+        severity: Severity::Error,
+        summary: "a warp waits at a named barrier that can never complete",
+    },
+    RuleInfo {
+        id: "named-barrier-count-mismatch",
+        severity: Severity::Error,
+        summary: "one generation of a named barrier is used with different thread counts",
+    },
+    RuleInfo {
+        id: "named-barrier-over-arrival",
+        severity: Severity::Error,
+        summary: "more threads register at a named barrier than its thread count",
+    },
+    RuleInfo {
+        id: "named-barrier-recycling",
+        severity: Severity::Error,
+        summary: "a warp registers again at a named barrier before its generation completed",
+    },
+    RuleInfo {
+        id: "named-barrier-arrive-only",
+        severity: Severity::Error,
+        summary: "a named-barrier generation completes with arrivals only: no warp waits, nothing is ordered",
+    },
+    RuleInfo {
+        id: "analysis-incomplete",
+        severity: Severity::Note,
+        summary: "an analysis stopped at its per-function budget; its findings for this function are partial",
     },
 ];
 
@@ -387,6 +430,7 @@ pub fn function_findings(
             }),
         });
     }
+    out.extend(sync::sync_findings(f, a, &lines, &name));
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
@@ -417,6 +461,11 @@ impl Finding {
                 }
             }
             self.message = out;
+        }
+        if let Some(v) = self.facts.get_mut("related_line")
+            && let Some(rel) = v.as_u64()
+        {
+            *v = serde_json::Value::from(rel + u64::from(start_line));
         }
         if let Some(v) = self.facts.get_mut("condition_line")
             && let Some(rel) = v.as_u64()

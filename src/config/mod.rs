@@ -31,6 +31,10 @@ pub struct LaunchConfig {
     /// Default block dimensions.
     #[serde(default = "default_block")]
     pub block: [u32; 3],
+    /// Default grid dimensions (unknown when absent); the race checks use
+    /// them to decide whether threads of different blocks can collide.
+    #[serde(default)]
+    pub grid: Option<[u32; 3]>,
 }
 
 fn default_block() -> [u32; 3] {
@@ -41,6 +45,7 @@ impl Default for LaunchConfig {
     fn default() -> Self {
         LaunchConfig {
             block: default_block(),
+            grid: None,
         }
     }
 }

@@ -86,6 +86,10 @@ pub struct Workspace {
     /// Block dimensions assumed for kernels with no launch site.
     #[returns(copy)]
     pub default_block: [u32; 3],
+    /// Grid dimensions assumed for kernels with no launch site (`[launch]
+    /// grid`; races owns this field).
+    #[returns(copy)]
+    pub default_grid: [Option<u32>; 3],
     /// The name index: one [`NameEntry`] per function name that is defined,
     /// called or launched anywhere. Replaced only when a name appears or
     /// disappears; the entries themselves change in place.
@@ -157,6 +161,7 @@ impl Database {
             Vec::new(),
             Arc::new(Scope::default()),
             [256, 1, 1],
+            [None; 3],
             Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);

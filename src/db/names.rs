@@ -73,7 +73,11 @@ pub fn entry<'db>(db: &'db dyn Db, name: Name<'db>) -> Option<NameEntry> {
 ///   workspace.
 #[salsa::tracked(returns(copy))]
 pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
-    let default = || LaunchDims::with_block(db.workspace().default_block(db).map(Some));
+    let default = || {
+        let mut d = LaunchDims::with_block(db.workspace().default_block(db).map(Some));
+        d.grid = db.workspace().default_grid(db);
+        d
+    };
     let Some(e) = entry(db, name) else {
         return default();
     };
@@ -83,6 +87,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
             None => *dims,
             Some(prev) => LaunchDims {
                 block: agree(prev.block, dims.block),
+                grid: agree(prev.grid, dims.grid),
                 template_values: agree(prev.template_values, dims.template_values),
             },
         });
@@ -162,7 +167,10 @@ pub fn device_launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
             Some(prev) => agree(prev, b),
         });
     }
-    LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)))
+    let mut dims =
+        LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)));
+    dims.grid = db.workspace().default_grid(db);
+    dims
 }
 
 fn device_summary_in_cycle<'db>(

@@ -31,6 +31,8 @@ use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, St
 pub struct LaunchDims {
     /// blockDim.x, .y, .z
     pub block: [Option<u32>; 3],
+    /// gridDim.x, .y, .z (`None`: not known).
+    pub grid: [Option<u32>; 3],
     /// Values of the kernel's non-type template parameters (by position in
     /// `Function::template_params`) that every launch site agrees on; only
     /// the first [`MAX_TEMPLATE_VALUES`] parameters are tracked.
@@ -42,6 +44,7 @@ impl LaunchDims {
     pub const fn with_block(block: [Option<u32>; 3]) -> LaunchDims {
         LaunchDims {
             block,
+            grid: [None; 3],
             template_values: [None; MAX_TEMPLATE_VALUES],
         }
     }

@@ -1070,7 +1070,8 @@ impl<'a> Lower<'a> {
             field(func, "argument")?
         } else {
             let name = text(func, cx.src);
-            if !(name == "sync" || name.ends_with("::sync")) || args.len() != 1 {
+            let base = name.rsplit("::").next().unwrap_or(name);
+            if !(base == "sync" || base == "synchronize") || args.len() != 1 {
                 return None;
             }
             args[0]

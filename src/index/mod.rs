@@ -194,6 +194,13 @@ impl Indexer {
         ws.set_include_dirs(&mut ix.db).to(dirs);
         let block = ix.config.launch.block;
         ws.set_default_block(&mut ix.db).to(block);
+        let grid = ix
+            .config
+            .launch
+            .grid
+            .map(|g| g.map(Some))
+            .unwrap_or([None; 3]);
+        ws.set_default_grid(&mut ix.db).to(grid);
         ix
     }
 
