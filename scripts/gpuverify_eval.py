@@ -82,8 +82,10 @@ def main():
                     shutil.copy(os.path.join(suite, rel, extra), d)
             with open(os.path.join(d, "cudalog.toml"), "w") as t:
                 t.write("[launch]\nblock = %s\ngrid = %s\n" % (block, grid))
-            p = subprocess.run([binary, "check", d, "--format", "json", "--fail-on", "never"]
-                               if False else [binary, "check", d, "--format", "json"],
+                # GPUVerify's --warp-sync: lanes of a warp in lock-step.
+                if "--warp-sync" in header:
+                    t.write("warp_lockstep = true\n")
+            p = subprocess.run([binary, "check", d, "--format", "json"],
                                capture_output=True, text=True)
             try:
                 found = json.loads(p.stdout or "[]")

@@ -72,7 +72,7 @@ pub fn sync_findings(
         });
     };
     for r in &a.races.races {
-        race_finding(r, &mut push);
+        race_finding(r, a.launch.warp_lockstep, &mut push);
     }
     if let Some(why) = &a.races.incomplete {
         let span = f.body.map(|b| f.stmt(b).span).unwrap_or_default();
@@ -167,7 +167,11 @@ pub fn sync_findings(
     out
 }
 
-fn race_finding(r: &Race, push: &mut dyn FnMut(&str, &Span, String, serde_json::Value)) {
+fn race_finding(
+    r: &Race,
+    lockstep: bool,
+    push: &mut dyn FnMut(&str, &Span, String, serde_json::Value),
+) {
     let rule = if r.space == MemSpace::Shared {
         "shared-race"
     } else {
@@ -207,7 +211,13 @@ fn race_finding(r: &Race, push: &mut dyn FnMut(&str, &Span, String, serde_json::
             r.unknown.clone().unwrap_or_default()
         )
     };
+    let message = if lockstep {
+        format!("{message} (assuming warp lock-step, `[launch] warp_lockstep`)")
+    } else {
+        message
+    };
     let facts = serde_json::json!({
+        "warp_lockstep": lockstep,
         "array": r.array,
         "kind": kind,
         "proven": r.proven,

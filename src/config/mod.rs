@@ -35,6 +35,11 @@ pub struct LaunchConfig {
     /// them to decide whether threads of different blocks can collide.
     #[serde(default)]
     pub grid: Option<[u32; 3]>,
+    /// Assume the lanes of a warp run in lock-step (pre-Volta warp-synchronous
+    /// code): accesses of one warp in different statements do not race.
+    /// Race messages state the assumption.
+    #[serde(default)]
+    pub warp_lockstep: bool,
 }
 
 fn default_block() -> [u32; 3] {
@@ -46,6 +51,7 @@ impl Default for LaunchConfig {
         LaunchConfig {
             block: default_block(),
             grid: None,
+            warp_lockstep: false,
         }
     }
 }

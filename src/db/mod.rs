@@ -90,6 +90,9 @@ pub struct Workspace {
     /// grid`; races owns this field).
     #[returns(copy)]
     pub default_grid: [Option<u32>; 3],
+    /// `[launch] warp_lockstep` (races owns this field).
+    #[returns(copy)]
+    pub warp_lockstep: bool,
     /// The name index: one [`NameEntry`] per function name that is defined,
     /// called or launched anywhere. Replaced only when a name appears or
     /// disappears; the entries themselves change in place.
@@ -162,6 +165,7 @@ impl Database {
             Arc::new(Scope::default()),
             [256, 1, 1],
             [None; 3],
+            false,
             Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);

@@ -76,6 +76,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     let default = || {
         let mut d = LaunchDims::with_block(db.workspace().default_block(db).map(Some));
         d.grid = db.workspace().default_grid(db);
+        d.warp_lockstep = db.workspace().warp_lockstep(db);
         d
     };
     let Some(e) = entry(db, name) else {
@@ -88,6 +89,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
             Some(prev) => LaunchDims {
                 block: agree(prev.block, dims.block),
                 grid: agree(prev.grid, dims.grid),
+                warp_lockstep: false,
                 template_values: agree(prev.template_values, dims.template_values),
             },
         });
@@ -95,6 +97,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     let Some(mut dims) = seen else {
         return default();
     };
+    dims.warp_lockstep = db.workspace().warp_lockstep(db);
     // Positions whose argument gives a tracked non-type parameter, agreed
     // by every definition of the kernel.
     let mut slots: Option<[bool; MAX_TEMPLATE_VALUES]> = None;
@@ -170,6 +173,7 @@ pub fn device_launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     let mut dims =
         LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)));
     dims.grid = db.workspace().default_grid(db);
+    dims.warp_lockstep = db.workspace().warp_lockstep(db);
     dims
 }
 

@@ -105,6 +105,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                     LaunchDims {
                         block,
                         grid,
+                        warp_lockstep: false,
                         template_values,
                     },
                 ));

@@ -33,6 +33,9 @@ pub struct LaunchDims {
     pub block: [Option<u32>; 3],
     /// gridDim.x, .y, .z (`None`: not known).
     pub grid: [Option<u32>; 3],
+    /// Whether the lanes of a warp are assumed to run in lock-step
+    /// (`[launch] warp_lockstep`).
+    pub warp_lockstep: bool,
     /// Values of the kernel's non-type template parameters (by position in
     /// `Function::template_params`) that every launch site agrees on; only
     /// the first [`MAX_TEMPLATE_VALUES`] parameters are tracked.
@@ -45,6 +48,7 @@ impl LaunchDims {
         LaunchDims {
             block,
             grid: [None; 3],
+            warp_lockstep: false,
             template_values: [None; MAX_TEMPLATE_VALUES],
         }
     }

@@ -27,7 +27,8 @@ use crate::ir::{
     Type, UnOp, VarId,
 };
 use good_lp::{
-    Expression, ProblemVariables, Solution, SolverModel, Variable, constraint, microlp, variable,
+    Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit, constraint,
+    microlp, variable,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -96,8 +97,10 @@ pub struct RaceFacts {
 enum Atom {
     Tid(usize),
     Bid(usize),
-    /// A loop counter: (variable, loop statement).
+    /// A loop counter that is not an arithmetic sequence: (variable, loop).
     Loop(u32, u32),
+    /// The iteration number of a loop with a constant step.
+    Iter(u32),
     /// A thread-invariant value; `true` when it can differ between blocks.
     Sym(String, bool),
 }
@@ -162,6 +165,14 @@ struct Place {
 
 struct LoopInfo {
     var: Option<VarId>,
+    /// The initial value of the counter.
+    start: Option<ExprId>,
+    /// Constant additive step; `None` for geometric steps (`*=`, `>>=`).
+    stride: Option<i64>,
+    /// The step adds something that is not constant: the counter is unknown.
+    opaque: bool,
+    /// The start is the same for all threads.
+    start_uniform: bool,
     /// Lower / upper bound of the counter: expression plus an adjustment
     /// (`i < n` gives `i <= n - 1`).
     lower: Option<(ExprId, i64)>,
@@ -286,6 +297,14 @@ impl<'a> Cx<'a> {
                     {
                         place.guards.push((*cond, false));
                     }
+                    // GPUVerify's `__requires(c)` / `__assume(c)`: c holds after.
+                    if let StmtKind::Expr(e) = &f.stmt(*i).kind
+                        && let ExprKind::Call { callee, args, .. } = &f.expr(*e).kind
+                        && matches!(callee.as_str(), "__requires" | "__assume")
+                        && args.len() == 1
+                    {
+                        place.guards.push((args[0], true));
+                    }
                 }
                 place.guards.truncate(n);
             }
@@ -330,6 +349,10 @@ impl<'a> Cx<'a> {
                     s.0,
                     LoopInfo {
                         var: None,
+                        start: None,
+                        stride: None,
+                        opaque: false,
+                        start_uniform: true,
                         lower: None,
                         upper: None,
                         has_barrier: stmt_contains_barrier(f, *body, 0),
@@ -346,6 +369,10 @@ impl<'a> Cx<'a> {
                     s.0,
                     LoopInfo {
                         var: None,
+                        start: None,
+                        stride: None,
+                        opaque: false,
+                        start_uniform: true,
                         lower: None,
                         upper: None,
                         has_barrier: stmt_contains_barrier(f, *body, 0),
@@ -375,6 +402,10 @@ impl<'a> Cx<'a> {
         let has_barrier = stmt_contains_barrier(f, body, 0);
         let none = LoopInfo {
             var: None,
+            start: None,
+            stride: None,
+            opaque: false,
+            start_uniform: true,
             lower: None,
             upper: None,
             has_barrier,
@@ -392,15 +423,16 @@ impl<'a> Cx<'a> {
         };
         let is_var = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(v) if v == var);
         let Some(step) = step else { return none };
-        // Direction: +1 increasing, -1 decreasing.
-        let dir = match &f.expr(step).kind {
+        // Direction: +1 increasing, -1 decreasing; the constant step.
+        let mut opaque = false;
+        let (dir, stride) = match &f.expr(step).kind {
             ExprKind::IncDec {
                 target, increment, ..
             } if is_var(*target) => {
                 if *increment {
-                    1
+                    (1, Some(1))
                 } else {
-                    -1
+                    (-1, Some(-1))
                 }
             }
             ExprKind::Assign {
@@ -410,11 +442,18 @@ impl<'a> Cx<'a> {
             } if is_var(*lhs) => {
                 let k = super::barriers::const_value(f, *rhs);
                 match (op, k) {
-                    (BinOp::Add, Some(k)) if k > 0 => 1,
-                    (BinOp::Sub, Some(k)) if k > 0 => -1,
-                    (BinOp::Add, None) => 1,
-                    (BinOp::Mul | BinOp::Shl, _) => 1,
-                    (BinOp::Div | BinOp::Shr, _) => -1,
+                    (BinOp::Add, Some(k)) if k > 0 => (1, Some(k)),
+                    (BinOp::Sub, Some(k)) if k > 0 => (-1, Some(-k)),
+                    (BinOp::Add, None) => {
+                        opaque = true;
+                        (1, None)
+                    }
+                    (BinOp::Sub, None) => {
+                        opaque = true;
+                        (-1, None)
+                    }
+                    (BinOp::Mul | BinOp::Shl, _) => (1, None),
+                    (BinOp::Div | BinOp::Shr, _) => (-1, None),
                     _ => return none,
                 }
             }
@@ -452,6 +491,10 @@ impl<'a> Cx<'a> {
         };
         LoopInfo {
             var: Some(var),
+            start: Some(start),
+            stride,
+            opaque,
+            start_uniform: self.u.is_uniform(start.0),
             lower,
             upper,
             has_barrier,
@@ -480,6 +523,41 @@ impl<'a> Cx<'a> {
                 .child_exprs(e)
                 .into_iter()
                 .any(|c| self.mentions_block(c, depth + 1)),
+        }
+    }
+
+    /// Whether `p` is a local (not a parameter, not a shared or global
+    /// variable): what it points to can be written by the thread itself.
+    fn local_pointer(&self, p: ExprId) -> bool {
+        match &self.f.expr(p).kind {
+            ExprKind::Var(v) => {
+                let var = self.f.var(*v);
+                var.param_position.is_none()
+                    && !matches!(
+                        var.space,
+                        Some(MemSpace::Shared | MemSpace::Global | MemSpace::Constant)
+                    )
+                    && matches!(var.ty, Type::Pointer(_))
+            }
+            ExprKind::Cast(_, a) => self.local_pointer(*a),
+            _ => false,
+        }
+    }
+
+    /// The value of loop `l`'s counter inside the loop (`outer`: the loops
+    /// around `l`): `start + step·iteration` for constant steps, an opaque
+    /// counter bounded by the loop condition for geometric ones.
+    fn counter(&self, l: u32, outer: &[u32], depth: u32) -> Option<Lin> {
+        let info = self.loops.get(&l)?;
+        if info.opaque {
+            return None;
+        }
+        match info.stride {
+            Some(k) => {
+                let start = self.lin(info.start?, outer, depth + 1)?;
+                start.add(&Lin::atom(Atom::Iter(l)), k)
+            }
+            None => Some(Lin::atom(Atom::Loop(info.var?.0, l))),
         }
     }
 
@@ -515,12 +593,11 @@ impl<'a> Cx<'a> {
             ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => self.lin(*a, loops, depth + 1),
             ExprKind::Unary(UnOp::Neg, a) => self.lin(*a, loops, depth + 1)?.scale(-1),
             ExprKind::Var(v) => {
-                if let Some(l) = loops
+                if let Some(pos) = loops
                     .iter()
-                    .rev()
-                    .find(|l| self.loops.get(l).is_some_and(|i| i.var == Some(*v)))
+                    .rposition(|l| self.loops.get(l).is_some_and(|i| i.var == Some(*v)))
                 {
-                    return Some(Lin::atom(Atom::Loop(v.0, *l)));
+                    return self.counter(loops[pos], &loops[..pos], depth + 1);
                 }
                 let var = f.var(*v);
                 if var.param_position.is_some() && self.defs[v.0 as usize] == 0 {
@@ -554,6 +631,23 @@ impl<'a> Cx<'a> {
                     }
                     (_, Some(x), Some(y)) if x.invariant() && y.invariant() => Some(self.sym(e)),
                     _ if uniform => Some(self.sym(e)),
+                    _ => None,
+                }
+            }
+            ExprKind::Unary(UnOp::Deref, p) | ExprKind::Index { base: p, .. }
+                if self.local_pointer(*p) =>
+            {
+                None
+            }
+            ExprKind::Call { callee, args, .. }
+                if matches!(callee.as_str(), "__mul24" | "__umul24") && args.len() == 2 =>
+            {
+                let x = self.lin(args[0], loops, depth + 1)?;
+                let y = self.lin(args[1], loops, depth + 1)?;
+                match (x.as_const(), y.as_const()) {
+                    (Some(k), _) => y.scale(k),
+                    (_, Some(k)) => x.scale(k),
+                    _ if x.invariant() && y.invariant() => Some(self.sym(e)),
                     _ => None,
                 }
             }
@@ -843,9 +937,28 @@ fn check_pair(
         }
         m
     };
+    let block_sym = |v: &[Option<Lin>]| {
+        v.iter()
+            .flatten()
+            .any(|l| l.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))))
+    };
+    let lockstep = cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write);
     for between_blocks in modes {
-        for d in 0..3 {
-            let extent = if between_blocks {
+        // Opaque values that differ between blocks say nothing across blocks.
+        if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
+            continue;
+        }
+        // Lock-step warps: only threads of different warps race (or lanes
+        // writing in the same statement).
+        let dims: Vec<usize> = if lockstep && !between_blocks {
+            vec![3]
+        } else {
+            vec![0, 1, 2]
+        };
+        for d in dims {
+            let extent = if d == 3 {
+                2
+            } else if between_blocks {
                 cx.grid_dim(d).unwrap_or(if d == 0 { 2 } else { 1 })
             } else {
                 cx.block_dim(d).unwrap_or(if d == 0 { 2 } else { 1 })
@@ -937,7 +1050,21 @@ fn solve(
         }
     }
     // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
-    let (x0, x1) = if between_blocks {
+    let (x0, x1) = if d == 3 {
+        // Warp indices of the linear thread index.
+        let b = [0, 1, 2].map(|dd| cx.block_dim(dd).unwrap_or(1) as f64);
+        let mut w = Vec::new();
+        for k in 0..2 {
+            let wv = inst.vars.add(variable().integer().min(0.0).max(BIG));
+            let t = Expression::from(inst.tid[k][0])
+                + b[0] * inst.tid[k][1]
+                + b[0] * b[1] * inst.tid[k][2];
+            cons.push(constraint::leq(32.0 * wv, t.clone()));
+            cons.push(constraint::leq(t, 32.0 * wv + 31.0));
+            w.push(wv);
+        }
+        (w[0], w[1])
+    } else if between_blocks {
         (inst.bid[0][d], inst.bid[1][d])
     } else {
         (inst.tid[0][d], inst.tid[1][d])
@@ -977,9 +1104,12 @@ fn solve(
             if let Some(info) = cx.loops.get(l)
                 && let Some(v) = info.var
             {
-                let counter = Lin::atom(Atom::Loop(v.0, *l));
-                let ce = to_expr(&mut inst, &counter, k, &mut cons);
+                let _ = v;
                 let outer = &place.loops[..place.loops.iter().position(|x| x == l).unwrap_or(0)];
+                let Some(counter) = cx.counter(*l, outer, 0) else {
+                    continue;
+                };
+                let ce = to_expr(&mut inst, &counter, k, &mut cons);
                 if let Some((lo, adj)) = info.lower
                     && let Some(lo) = cx.lin(lo, outer, 0)
                 {
@@ -1034,7 +1164,10 @@ fn solve(
         bid,
         ..
     } = inst;
-    let mut model = vars.minimise(Expression::from(0.0)).using(microlp);
+    let mut model = vars
+        .minimise(Expression::from(0.0))
+        .using(microlp)
+        .with_time_limit(0.05);
     for c in cons {
         model = model.with(c);
     }
@@ -1077,16 +1210,41 @@ fn atom_var(
         _ => {}
     }
     let copy = match atom {
-        Atom::Loop(_, l) if shared_loops.contains(l) && !between_blocks => 0,
-        Atom::Loop(..) => k,
+        Atom::Iter(l) if shared_loops.contains(l) && !between_blocks => 0,
+        Atom::Loop(_, l)
+            if shared_loops.contains(l)
+                && !between_blocks
+                && cx.loops.get(l).is_some_and(|i| i.start_uniform) =>
+        {
+            0
+        }
+        Atom::Loop(..) | Atom::Iter(_) => k,
         Atom::Sym(_, true) if between_blocks => k,
         _ => 0,
     };
     if let Some(v) = inst.map.get(&(atom.clone(), copy)) {
         return *v;
     }
-    let v = inst.vars.add(variable().integer().min(-big).max(big));
+    let lo = if matches!(atom, Atom::Iter(_)) {
+        0.0
+    } else {
+        -big
+    };
+    let v = inst.vars.add(variable().integer().min(lo).max(big));
     let name = match atom {
+        Atom::Iter(l) => {
+            let n = cx
+                .loops
+                .get(l)
+                .and_then(|i| i.var)
+                .map(|v| cx.f.var(v).name.clone())
+                .unwrap_or_default();
+            if copy == 0 {
+                format!("iteration of {n}")
+            } else {
+                format!("iteration of {n} (thread {})", copy + 1)
+            }
+        }
         Atom::Loop(var, _) => {
             let n = cx.f.var(VarId(*var)).name.clone();
             if copy == 0 && k == 0 {

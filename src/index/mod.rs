@@ -201,6 +201,8 @@ impl Indexer {
             .map(|g| g.map(Some))
             .unwrap_or([None; 3]);
         ws.set_default_grid(&mut ix.db).to(grid);
+        let lockstep = ix.config.launch.warp_lockstep;
+        ws.set_warp_lockstep(&mut ix.db).to(lockstep);
         ix
     }
 
