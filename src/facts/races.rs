@@ -101,11 +101,14 @@ enum Atom {
     Loop(u32, u32),
     /// The iteration number of a loop with a constant step.
     Iter(u32),
+    /// `floor(x / c)` of a form `x` (non-negative) and a constant `c > 0`:
+    /// an integer `q` with `c·q <= x <= c·q + c - 1`.
+    Quot(Box<Lin>, i64),
     /// A thread-invariant value; `true` when it can differ between blocks.
     Sym(String, bool),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
 struct Lin {
     terms: BTreeMap<Atom, i64>,
     c: i64,
@@ -149,7 +152,26 @@ impl Lin {
         Some(self)
     }
     fn invariant(&self) -> bool {
-        self.terms.keys().all(|a| matches!(a, Atom::Sym(..)))
+        self.terms.keys().all(|a| match a {
+            Atom::Sym(..) => true,
+            Atom::Quot(x, _) => x.invariant(),
+            _ => false,
+        })
+    }
+    /// `floor(self / c)`.
+    fn quot(self, c: i64) -> Option<Lin> {
+        if c <= 0 {
+            return None;
+        }
+        match self.as_const() {
+            Some(v) => Some(Lin::constant(v.checked_div(c)?)),
+            None => Some(Lin::atom(Atom::Quot(Box::new(self), c))),
+        }
+    }
+    /// `self mod c` as `self - c·floor(self / c)`.
+    fn rem(self, c: i64) -> Option<Lin> {
+        let q = self.clone().quot(c)?;
+        self.add(&q, -c)
     }
 }
 
@@ -621,6 +643,27 @@ impl<'a> Cx<'a> {
                         _ if x.invariant() && y.invariant() => Some(self.sym(e)),
                         _ => None,
                     },
+                    (BinOp::Div, Some(x), Some(y)) if y.as_const().is_some_and(|c| c > 0) => {
+                        x.quot(y.as_const()?)
+                    }
+                    (BinOp::Rem, Some(x), Some(y)) if y.as_const().is_some_and(|c| c > 0) => {
+                        x.rem(y.as_const()?)
+                    }
+                    (BinOp::Shr, Some(x), Some(y))
+                        if y.as_const().is_some_and(|k| (0..31).contains(&k)) =>
+                    {
+                        x.quot(1 << y.as_const()?)
+                    }
+                    (BinOp::BitAnd, Some(x), Some(y))
+                        if y.as_const().is_some_and(|m| m > 0 && (m + 1) & m == 0) =>
+                    {
+                        x.rem(y.as_const()? + 1)
+                    }
+                    (BinOp::BitAnd, Some(x), Some(y))
+                        if x.as_const().is_some_and(|m| m > 0 && (m + 1) & m == 0) =>
+                    {
+                        y.rem(x.as_const()? + 1)
+                    }
                     (BinOp::Shl, Some(x), Some(y)) => match y.as_const() {
                         Some(k) if (0..31).contains(&k) => x.scale(1 << k),
                         _ if x.invariant() && y.invariant() => Some(self.sym(e)),
@@ -1207,6 +1250,25 @@ fn atom_var(
     match atom {
         Atom::Tid(d) => return inst.tid[k as usize][*d],
         Atom::Bid(d) => return inst.bid[k as usize][*d],
+        Atom::Quot(x, c) => {
+            let per_thread = !x.invariant()
+                || (between_blocks && x.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))));
+            let copy = if per_thread { k } else { 0 };
+            if let Some(v) = inst.map.get(&(atom.clone(), copy)) {
+                return *v;
+            }
+            let mut xe = Expression::from(x.c as f64);
+            for (a, m) in &x.terms {
+                let v = atom_var(cx, inst, a, k, shared_loops, between_blocks, _cons, big);
+                xe += (*m as f64) * v;
+            }
+            let q = inst.vars.add(variable().integer().min(-big).max(big));
+            let c = *c as f64;
+            _cons.push(constraint::leq(c * q, xe.clone()));
+            _cons.push(constraint::leq(xe, c * q + (c - 1.0)));
+            inst.map.insert((atom.clone(), copy), q);
+            return q;
+        }
         _ => {}
     }
     let copy = match atom {
