@@ -542,16 +542,22 @@ pub fn analyse(f: &Function, _cx: &AffineCx<'_>, launch: &LaunchDims) -> NamedBa
         return out;
     }
     let Some(body) = f.body else { return out };
-    // The block: the launch's, else `__launch_bounds__`.
-    let bdim: [i64; 3] = match launch.block {
-        [Some(x), Some(y), Some(z)] => [i64::from(x), i64::from(y), i64::from(z)],
-        _ => match f.launch_bounds {
-            Some(n) if n > 0 => [n, 1, 1],
-            _ => {
-                out.unknown = Some("the block size is not known".into());
-                return out;
+    // The block: the launch's, unless `__launch_bounds__` says fewer
+    // threads can run (then the bound), or it is unknown.
+    let bounds = f.launch_bounds.filter(|n| *n > 0).map(|n| [n, 1, 1]);
+    let bdim: [i64; 3] = match (launch.block, bounds) {
+        ([Some(x), Some(y), Some(z)], b) => {
+            let d = [i64::from(x), i64::from(y), i64::from(z)];
+            match b {
+                Some(b) if d[0] * d[1] * d[2] > b[0] => b,
+                _ => d,
             }
-        },
+        }
+        (_, Some(b)) => b,
+        _ => {
+            out.unknown = Some("the block size is not known".into());
+            return out;
+        }
     };
     let threads = bdim[0] * bdim[1] * bdim[2];
     if threads <= 0 || threads > 4096 {
