@@ -858,7 +858,13 @@ pub fn races(
         return out;
     }
     let cx = Cx::new(f, u, launch);
-    let conc: HashSet<(u32, u32)> = iv.concurrent.iter().copied().collect();
+    // Two statements can run at once in different threads when they share a
+    // barrier interval (either order, either branch of an `if`).
+    let starts = iv.starts();
+    let share = |x: u32, y: u32| match (starts.get(&x), starts.get(&y)) {
+        (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
+        _ => false,
+    };
     let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
     let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, a) in accs.iter().enumerate() {
@@ -881,9 +887,7 @@ pub fn races(
                     continue;
                 }
                 let same_stmt = a.side.stmt == b.side.stmt;
-                let block_conc = same_stmt
-                    || conc.contains(&(a.side.stmt, b.side.stmt))
-                    || conc.contains(&(b.side.stmt, a.side.stmt));
+                let block_conc = same_stmt || share(a.side.stmt, b.side.stmt);
                 let inter_block = a.space == MemSpace::Global && (!grid_sync || block_conc);
                 if !block_conc && !inter_block {
                     continue;
