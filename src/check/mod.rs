@@ -396,8 +396,30 @@ pub fn function_findings(
             _ => "block",
         };
         let cond_text = f.expr_text(v.cond);
-        let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
-        let message = if v.via_exit {
+        let mut dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
+        if b.kind == BarrierKind::CgGridSync
+            && crate::facts::barriers::depends_on_block(f, v.cond, 0)
+        {
+            dims = if dims == "nothing" {
+                "blockIdx".into()
+            } else {
+                format!("{dims}, blockIdx")
+            };
+        }
+        // A thread-dependent `return` before a block barrier: since sm_70 the
+        // barrier waits only for threads that have not exited.
+        let exited = v.via_exit
+            && matches!(b.kind, BarrierKind::SyncThreads | BarrierKind::CgBlockSync)
+            && sync::exit_is_return(f, v.cond);
+        let message = if exited {
+            format!(
+                "{what} follows a thread-dependent `return` (line {cline_ref}, taken when \
+                 `{cond_text}`, which depends on {dims}): since sm_70 a barrier waits only for \
+                 threads that have not exited, so this is defined there, but the exited threads \
+                 must not be expected to have written data read after the barrier, and before \
+                 sm_70 it can hang"
+            )
+        } else if v.via_exit {
             format!(
                 "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
                  when `{cond_text}`, which depends on {dims}"
@@ -411,7 +433,11 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: Severity::Error,
+            severity: if exited {
+                Severity::Warning
+            } else {
+                Severity::Error
+            },
             suppressed: suppressed(&lines, line, "barrier-divergence"),
             file: path.clone(),
             line,
@@ -426,6 +452,7 @@ pub fn function_findings(
                 "condition_line": cline,
                 "condition_depends_on": dims,
                 "via_exit": v.via_exit,
+                "thread_exit": exited,
                 "block_dims": a.launch.block,
             }),
         });

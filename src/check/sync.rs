@@ -7,6 +7,23 @@ use crate::facts::named_barriers::NamedBarrierIssue;
 use crate::facts::races::{Race, Witness};
 use crate::ir::{Function, MemSpace, Span};
 
+/// Whether the exit guarded by `cond` is a `return` (the threads leave the
+/// kernel) rather than a `break`/`continue`.
+pub fn exit_is_return(f: &Function, cond: crate::ir::ExprId) -> bool {
+    use crate::ir::StmtKind;
+    fn returns(f: &Function, s: crate::ir::StmtId) -> bool {
+        match &f.stmt(s).kind {
+            StmtKind::Return(_) => true,
+            StmtKind::Block(v) => v.last().is_some_and(|l| returns(f, *l)),
+            _ => false,
+        }
+    }
+    f.stmts.iter().any(|s| match &s.kind {
+        StmtKind::If { cond: c, then, .. } => *c == cond && returns(f, *then),
+        _ => false,
+    })
+}
+
 fn thread_text(t: [i64; 3]) -> String {
     if t[1] == 0 && t[2] == 0 {
         format!("{}", t[0])

@@ -691,6 +691,30 @@ fn simulate(warps: &[Vec<Op>], warp_size: &dyn Fn(usize) -> i64, out: &mut Named
             break;
         }
     }
+    // A generation left open on an id that completed before: the
+    // registrations overshoot a multiple of the count.
+    let mut open: Vec<(&i64, &Gen)> = gens.iter().filter(|(_, g)| g.arrived > 0).collect();
+    open.sort_by_key(|(id, _)| **id);
+    if blocked.iter().all(Option::is_none) {
+        for (id, g) in open {
+            if completed.get(id).copied().unwrap_or(0) > 0 {
+                let w = *g.members.last().unwrap_or(&0);
+                let b = warps[w as usize]
+                    .iter()
+                    .rev()
+                    .find(|o| o.id == *id)
+                    .map(|o| o.barrier)
+                    .unwrap_or(0);
+                out.issues.push(NamedBarrierIssue::OverArrival {
+                    id: *id,
+                    count: g.count,
+                    at: (w, b),
+                    total: total[id],
+                });
+                return;
+            }
+        }
+    }
     // Warps still blocked wait forever.
     let waits: Vec<(u32, usize)> = (0..n)
         .filter(|w| blocked[*w].is_some())

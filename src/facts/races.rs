@@ -623,7 +623,8 @@ impl<'a> Cx<'a> {
                 }
                 let var = f.var(*v);
                 if var.param_position.is_some() && self.defs[v.0 as usize] == 0 {
-                    return Some(Lin::atom(Atom::Sym(var.name.clone(), false)));
+                    // A device function's parameter can carry a per-thread value.
+                    return uniform.then(|| Lin::atom(Atom::Sym(var.name.clone(), false)));
                 }
                 match self.init.get(v.0 as usize).copied().flatten() {
                     Some(i) if self.defs[v.0 as usize] == 1 => self.lin(i, loops, depth + 1),
@@ -872,7 +873,7 @@ pub fn races(
     }
     let started = Instant::now();
     let mut pairs = 0usize;
-    let mut reported: HashSet<(u32, u32)> = HashSet::new();
+    let mut reported: HashSet<(&str, u32, u32)> = HashSet::new();
     'outer: for idx in by_key.values() {
         if !idx
             .iter()
@@ -888,11 +889,18 @@ pub fn races(
                 }
                 let same_stmt = a.side.stmt == b.side.stmt;
                 let block_conc = same_stmt || share(a.side.stmt, b.side.stmt);
-                let inter_block = a.space == MemSpace::Global && (!grid_sync || block_conc);
+                // Blocks: known from the launch, else only where an index
+                // uses blockIdx (the kernel is evidently multi-block).
+                let multi_block = match launch.grid {
+                    [Some(x), Some(y), Some(z)] => u64::from(x) * u64::from(y) * u64::from(z) > 1,
+                    _ => uses_block(&cx, a) || uses_block(&cx, b),
+                };
+                let inter_block =
+                    a.space == MemSpace::Global && multi_block && (!grid_sync || block_conc);
                 if !block_conc && !inter_block {
                     continue;
                 }
-                let lines = (a.side.span.line, b.side.span.line);
+                let lines = (a.key.as_str(), a.side.span.line, b.side.span.line);
                 if reported.contains(&lines) {
                     continue;
                 }
@@ -917,6 +925,11 @@ pub fn races(
     out
 }
 
+/// Whether an index of `a` depends on `blockIdx`.
+fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
+    a.indices.iter().any(|e| cx.mentions_block(*e, 0))
+}
+
 /// Per-thread instance of the atoms of a pair.
 struct Inst {
     vars: ProblemVariables,
@@ -925,6 +938,9 @@ struct Inst {
     named: Vec<(String, Variable)>,
     tid: [[Variable; 3]; 2],
     bid: [[Variable; 3]; 2],
+    /// Guards left out of the program: bit 0 thread-index arithmetic that
+    /// is not linear, bit 1 data loaded from memory.
+    dropped: u8,
 }
 
 fn check_pair(
@@ -1029,14 +1045,20 @@ fn check_pair(
                     d,
                     dir,
                 );
-                if let Some(w) = w {
+                if let Some((w, data_guard)) = w {
                     let _ = f;
+                    let unknown = unknown.clone().or_else(|| {
+                        data_guard.then(|| {
+                            "a condition guarding them depends on data loaded from memory"
+                                .to_string()
+                        })
+                    });
                     return Some(Race {
                         first: a.side.clone(),
                         second: b.side.clone(),
                         space: a.space,
                         array: a.side.text.split('[').next().unwrap_or("").to_string(),
-                        proven: known,
+                        proven: known && !data_guard,
                         witness: Some(w),
                         unknown,
                     });
@@ -1059,7 +1081,7 @@ fn solve(
     between_blocks: bool,
     d: usize,
     dir: i64,
-) -> Option<Witness> {
+) -> Option<(Witness, bool)> {
     const BIG: f64 = 1_000_000.0;
     let mut vars = ProblemVariables::new();
     let mut tid = Vec::new();
@@ -1088,6 +1110,7 @@ fn solve(
         named: Vec::new(),
         tid: [tid[0], tid[1]],
         bid: [bid[0], bid[1]],
+        dropped: 0,
     };
     let mut cons: Vec<good_lp::Constraint> = Vec::new();
     // Same block unless asked otherwise.
@@ -1172,13 +1195,22 @@ fn solve(
             }
         }
     }
-    // Addresses.
-    if known {
+    // A thread-dependent guard that is not linear: whether two threads
+    // pass it is unknown, so nothing is claimed.
+    if inst.dropped & 1 != 0 {
+        return None;
+    }
+    // Addresses (for an unknown index, the components known on both sides
+    // must still agree).
+    if known || idx.0.len() == idx.1.len() {
         let n = idx.0.len();
         for i in 0..n {
             let (Some(la), Some(lb)) = (&idx.0[i], &idx.1[i]) else {
-                ok = false;
-                break;
+                if known {
+                    ok = false;
+                    break;
+                }
+                continue;
             };
             let ea = to_expr(&mut inst, la, 0, &mut cons);
             let eb = to_expr(&mut inst, lb, 1, &mut cons);
@@ -1204,6 +1236,7 @@ fn solve(
     if !ok {
         return None;
     }
+    let data_guard = inst.dropped & 2 != 0;
     let Inst {
         vars,
         named,
@@ -1233,11 +1266,14 @@ fn solve(
     let mut values: Vec<(String, i64)> = named.into_iter().map(|(n, v)| (n, val(v))).collect();
     values.sort();
     values.dedup();
-    Some(Witness {
-        threads,
-        blocks,
-        values,
-    })
+    Some((
+        Witness {
+            threads,
+            blocks,
+            values,
+        },
+        data_guard,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1348,6 +1384,7 @@ fn guard_constraints(
     depth: u32,
 ) {
     if depth > 16 {
+        note_drop(cx, inst, g);
         return;
     }
     let f = cx.f;
@@ -1369,6 +1406,7 @@ fn guard_constraints(
             b,
         ) => {
             let (Some(la), Some(lb)) = (cx.lin(*a, loops, 0), cx.lin(*b, loops, 0)) else {
+                note_drop(cx, inst, g);
                 return;
             };
             // Normalise to la OP lb under `val`.
@@ -1392,12 +1430,30 @@ fn guard_constraints(
                 BinOp::Gt => cons.push(constraint::geq(ea, eb + 1.0)),
                 BinOp::Ge => cons.push(constraint::geq(ea, eb)),
                 BinOp::Eq => cons.push(constraint::eq(ea, eb)),
-                _ => {}
+                _ => note_drop(cx, inst, g),
             }
         }
         ExprKind::Cast(_, a) => {
             guard_constraints(cx, inst, *a, val, k, loops, cons, to_expr, depth + 1)
         }
-        _ => {}
+        _ => note_drop(cx, inst, g),
+    }
+}
+
+/// Record that guard `g` could not be modelled.
+fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId) {
+    if cx.u.is_uniform(g.0) {
+        return;
+    }
+    if cx
+        .u
+        .expr_from_memory
+        .get(g.0 as usize)
+        .copied()
+        .unwrap_or(false)
+    {
+        inst.dropped |= 2;
+    } else {
+        inst.dropped |= 1;
     }
 }
