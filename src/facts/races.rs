@@ -957,6 +957,19 @@ fn check_pair(
     let ia: Vec<Option<Lin>> = a.indices.iter().map(|e| cx.lin(*e, &pa.loops, 0)).collect();
     let ib: Vec<Option<Lin>> = b.indices.iter().map(|e| cx.lin(*e, &pb.loops, 0)).collect();
     let known = ia.iter().chain(&ib).all(Option::is_some) && ia.len() == ib.len();
+    // A device function does not know how many threads call it (often one,
+    // under `if (tid == 0)` in the caller): addresses that do not depend on
+    // the thread say nothing there.
+    let threaded = |v: &[Option<Lin>]| {
+        v.iter().flatten().any(|l| {
+            l.terms
+                .keys()
+                .any(|a| !matches!(a, Atom::Sym(..) | Atom::Iter(_) | Atom::Loop(..)))
+        })
+    };
+    if f.kind == crate::ir::FunctionKind::Device && !threaded(&ia) && !threaded(&ib) {
+        return None;
+    }
     let unknown = if known {
         None
     } else {
@@ -968,6 +981,22 @@ fn check_pair(
             return None;
         }
         let which = if ia.iter().any(Option::is_none) { a } else { b };
+        // Only indices loaded from memory (scatter through an index array):
+        // other non-affine forms are limits of the model, not evidence.
+        let loaded = |acc: &Acc, l: &[Option<Lin>]| {
+            acc.indices.iter().zip(l).any(|(e, l)| {
+                l.is_none()
+                    && cx
+                        .u
+                        .expr_from_memory
+                        .get(e.0 as usize)
+                        .copied()
+                        .unwrap_or(false)
+            })
+        };
+        if !loaded(a, &ia) && !loaded(b, &ib) {
+            return None;
+        }
         Some(format!(
             "the index of `{}` is not affine in the thread indices",
             which.side.text
