@@ -4,6 +4,8 @@
 //! conflicts and divergent branches build on the same uniformity facts and
 //! follow.)
 
+mod sync;
+
 use crate::ir::{BarrierKind, FunctionKind, Span};
 use serde::Serialize;
 
@@ -78,6 +80,47 @@ pub const RULES: &[RuleInfo] = &[
         id: "misaligned-global",
         severity: Severity::Note,
         summary: "a unit-stride global access is offset from sector boundaries by a constant",
+    },
+    // Synchronisation rules (src/check/sync.rs).RuleInfo] = &[
+    RuleInfo {
+        id: "shared-race",
+        severity: Severity::Error,
+        summary: "two threads of a block access the same shared location, one writes, and no barrier orders them",
+    },
+    RuleInfo {
+        id: "global-race",
+        severity: Severity::Error,
+        summary: "two threads access the same global location, one writes, and no barrier orders them",
+    },
+    RuleInfo {
+        id: "named-barrier-deadlock",
+        severity: Severity::Error,
+        summary: "a warp waits at a named barrier that can never complete",
+    },
+    RuleInfo {
+        id: "named-barrier-count-mismatch",
+        severity: Severity::Error,
+        summary: "one generation of a named barrier is used with different thread counts",
+    },
+    RuleInfo {
+        id: "named-barrier-over-arrival",
+        severity: Severity::Error,
+        summary: "more threads register at a named barrier than its thread count",
+    },
+    RuleInfo {
+        id: "named-barrier-recycling",
+        severity: Severity::Error,
+        summary: "a warp registers again at a named barrier before its generation completed",
+    },
+    RuleInfo {
+        id: "named-barrier-arrive-only",
+        severity: Severity::Error,
+        summary: "a named-barrier generation completes with arrivals only: no warp waits, nothing is ordered",
+    },
+    RuleInfo {
+        id: "analysis-incomplete",
+        severity: Severity::Note,
+        summary: "an analysis stopped at its per-function budget; its findings for this function are partial",
     },
 ];
 
@@ -353,8 +396,30 @@ pub fn function_findings(
             _ => "block",
         };
         let cond_text = f.expr_text(v.cond);
-        let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
-        let message = if v.via_exit {
+        let mut dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
+        if b.kind == BarrierKind::CgGridSync
+            && crate::facts::barriers::depends_on_block(f, v.cond, 0)
+        {
+            dims = if dims == "nothing" {
+                "blockIdx".into()
+            } else {
+                format!("{dims}, blockIdx")
+            };
+        }
+        // A thread-dependent `return` before a block barrier: since sm_70 the
+        // barrier waits only for threads that have not exited.
+        let exited = v.via_exit
+            && matches!(b.kind, BarrierKind::SyncThreads | BarrierKind::CgBlockSync)
+            && sync::exit_is_return(f, v.cond);
+        let message = if exited {
+            format!(
+                "{what} follows a thread-dependent `return` (line {cline_ref}, taken when \
+                 `{cond_text}`, which depends on {dims}): since sm_70 a barrier waits only for \
+                 threads that have not exited, so this is defined there, but the exited threads \
+                 must not be expected to have written data read after the barrier, and before \
+                 sm_70 it can hang"
+            )
+        } else if v.via_exit {
             format!(
                 "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
                  when `{cond_text}`, which depends on {dims}"
@@ -368,7 +433,11 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: Severity::Error,
+            severity: if exited {
+                Severity::Warning
+            } else {
+                Severity::Error
+            },
             suppressed: suppressed(&lines, line, "barrier-divergence"),
             file: path.clone(),
             line,
@@ -383,10 +452,12 @@ pub fn function_findings(
                 "condition_line": cline,
                 "condition_depends_on": dims,
                 "via_exit": v.via_exit,
+                "thread_exit": exited,
                 "block_dims": a.launch.block,
             }),
         });
     }
+    out.extend(sync::sync_findings(f, a, &lines, &name));
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
@@ -417,6 +488,11 @@ impl Finding {
                 }
             }
             self.message = out;
+        }
+        if let Some(v) = self.facts.get_mut("related_line")
+            && let Some(rel) = v.as_u64()
+        {
+            *v = serde_json::Value::from(rel + u64::from(start_line));
         }
         if let Some(v) = self.facts.get_mut("condition_line")
             && let Some(rel) = v.as_u64()

@@ -31,6 +31,15 @@ pub struct LaunchConfig {
     /// Default block dimensions.
     #[serde(default = "default_block")]
     pub block: [u32; 3],
+    /// Default grid dimensions (unknown when absent); the race checks use
+    /// them to decide whether threads of different blocks can collide.
+    #[serde(default)]
+    pub grid: Option<[u32; 3]>,
+    /// Assume the lanes of a warp run in lock-step (pre-Volta warp-synchronous
+    /// code): accesses of one warp in different statements do not race.
+    /// Race messages state the assumption.
+    #[serde(default)]
+    pub warp_lockstep: bool,
 }
 
 fn default_block() -> [u32; 3] {
@@ -41,6 +50,8 @@ impl Default for LaunchConfig {
     fn default() -> Self {
         LaunchConfig {
             block: default_block(),
+            grid: None,
+            warp_lockstep: false,
         }
     }
 }

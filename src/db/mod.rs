@@ -86,6 +86,13 @@ pub struct Workspace {
     /// Block dimensions assumed for kernels with no launch site.
     #[returns(copy)]
     pub default_block: [u32; 3],
+    /// Grid dimensions assumed for kernels with no launch site (`[launch]
+    /// grid`; races owns this field).
+    #[returns(copy)]
+    pub default_grid: [Option<u32>; 3],
+    /// `[launch] warp_lockstep` (races owns this field).
+    #[returns(copy)]
+    pub warp_lockstep: bool,
     /// The name index: one [`NameEntry`] per function name that is defined,
     /// called or launched anywhere. Replaced only when a name appears or
     /// disappears; the entries themselves change in place.
@@ -157,6 +164,8 @@ impl Database {
             Vec::new(),
             Arc::new(Scope::default()),
             [256, 1, 1],
+            [None; 3],
+            false,
             Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);

@@ -73,7 +73,12 @@ pub fn entry<'db>(db: &'db dyn Db, name: Name<'db>) -> Option<NameEntry> {
 ///   workspace.
 #[salsa::tracked(returns(copy))]
 pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
-    let default = || LaunchDims::with_block(db.workspace().default_block(db).map(Some));
+    let default = || {
+        let mut d = LaunchDims::with_block(db.workspace().default_block(db).map(Some));
+        d.grid = db.workspace().default_grid(db);
+        d.warp_lockstep = db.workspace().warp_lockstep(db);
+        d
+    };
     let Some(e) = entry(db, name) else {
         return default();
     };
@@ -83,6 +88,8 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
             None => *dims,
             Some(prev) => LaunchDims {
                 block: agree(prev.block, dims.block),
+                grid: agree(prev.grid, dims.grid),
+                warp_lockstep: false,
                 template_values: agree(prev.template_values, dims.template_values),
             },
         });
@@ -90,6 +97,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     let Some(mut dims) = seen else {
         return default();
     };
+    dims.warp_lockstep = db.workspace().warp_lockstep(db);
     // Positions whose argument gives a tracked non-type parameter, agreed
     // by every definition of the kernel.
     let mut slots: Option<[bool; MAX_TEMPLATE_VALUES]> = None;
@@ -162,7 +170,11 @@ pub fn device_launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
             Some(prev) => agree(prev, b),
         });
     }
-    LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)))
+    let mut dims =
+        LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)));
+    dims.grid = db.workspace().default_grid(db);
+    dims.warp_lockstep = db.workspace().warp_lockstep(db);
+    dims
 }
 
 fn device_summary_in_cycle<'db>(

@@ -96,10 +96,16 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         .get(i)
                         .and_then(|a| template_arg_value(a, &f, &src.scope))
                 });
+                let grid = l
+                    .grid
+                    .map(|g| crate::facts::launch::block_dims(&f, g))
+                    .unwrap_or([None; 3]);
                 out.launches.push((
                     l.kernel.clone(),
                     LaunchDims {
                         block,
+                        grid,
+                        warp_lockstep: false,
                         template_values,
                     },
                 ));

@@ -31,6 +31,11 @@ use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, St
 pub struct LaunchDims {
     /// blockDim.x, .y, .z
     pub block: [Option<u32>; 3],
+    /// gridDim.x, .y, .z (`None`: not known).
+    pub grid: [Option<u32>; 3],
+    /// Whether the lanes of a warp are assumed to run in lock-step
+    /// (`[launch] warp_lockstep`).
+    pub warp_lockstep: bool,
     /// Values of the kernel's non-type template parameters (by position in
     /// `Function::template_params`) that every launch site agrees on; only
     /// the first [`MAX_TEMPLATE_VALUES`] parameters are tracked.
@@ -42,6 +47,8 @@ impl LaunchDims {
     pub const fn with_block(block: [Option<u32>; 3]) -> LaunchDims {
         LaunchDims {
             block,
+            grid: [None; 3],
+            warp_lockstep: false,
             template_values: [None; MAX_TEMPLATE_VALUES],
         }
     }
@@ -83,6 +90,7 @@ pub fn divergent_barriers(
     callees: &super::Callees,
 ) -> Vec<BarrierVerdict> {
     let mut sites: Vec<(BarrierSite, u32, bool, i64)> = Vec::new();
+    let mut grid_sites: Vec<BarrierSite> = Vec::new();
     for (i, b) in f.barriers.iter().enumerate() {
         let warp_level = match b.kind {
             BarrierKind::SyncThreads
@@ -101,6 +109,9 @@ pub fn divergent_barriers(
             _ => 32,
         };
         sites.push((BarrierSite::Barrier(i), b.stmt.0, warp_level, group));
+        if b.kind == BarrierKind::CgGridSync {
+            grid_sites.push(BarrierSite::Barrier(i));
+        }
     }
     for (i, c) in f.calls.iter().enumerate() {
         if callees.get(&c.callee).is_some_and(|s| s.block_barrier) {
@@ -124,6 +135,8 @@ pub fn divergent_barriers(
                 !group_uniform(f, u, ExprId(c), launch, group)
             } else {
                 !u.is_uniform(c)
+                    // A grid barrier needs the condition to agree across blocks too.
+                    || (grid_sites.contains(&site) && depends_on_block(f, ExprId(c), 0))
             };
             if divergent {
                 out.push(BarrierVerdict {
@@ -136,6 +149,30 @@ pub fn divergent_barriers(
         }
     }
     out
+}
+
+/// Whether `e` depends on `blockIdx` (through locals assigned once).
+pub fn depends_on_block(f: &Function, e: ExprId, depth: u32) -> bool {
+    if depth > 32 {
+        return true;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::BlockIdx(_)) => true,
+        ExprKind::Var(v) => {
+            if f.var(*v).param_position.is_some() {
+                return false;
+            }
+            match single_def(f, v.0) {
+                Some(init) => depends_on_block(f, init, depth + 1),
+                // Assigned several times: assume it may.
+                None => true,
+            }
+        }
+        _ => f
+            .child_exprs(e)
+            .into_iter()
+            .any(|c| depends_on_block(f, c, depth + 1)),
+    }
 }
 
 /// Whether condition `c` has the same value for all threads of each warp.

@@ -1,6 +1,8 @@
 //! Barrier intervals and happens-before, for the race checks that build on
-//! them. A control-flow graph over statements is built structurally; a crepe
-//! program then derives:
+//! them. A control-flow graph over statements is built structurally; a
+//! worklist then derives (linear in edges × interval starts per statement;
+//! the pair relations only for functions with at most [`PAIR_LIMIT`]
+//! accessing statements):
 //! - `Interval(s, start)`: statement `s` can run in the barrier interval that
 //!   begins at `start` (the function entry or a block-wide barrier) — with
 //!   loops, a statement can belong to several (the interval changes around
@@ -21,47 +23,6 @@ pub const ENTRY: u32 = u32::MAX - 1;
 /// The synthetic exit node.
 pub const EXIT: u32 = u32::MAX;
 
-#[allow(missing_docs)]
-mod program {
-    use crepe::crepe;
-
-    crepe! {
-        @input
-        pub struct Succ(pub u32, pub u32);
-        @input
-        pub struct IsBarrier(pub u32);
-        @input
-        pub struct Start(pub u32);
-        @input
-        pub struct Src(pub u32);
-
-        @output
-        pub struct Interval(pub u32, pub u32);
-        @output
-        pub struct HappensBefore(pub u32, pub u32);
-        @output
-        pub struct Concurrent(pub u32, pub u32);
-
-        struct Free(u32, u32);
-        struct FreeReach(u32, u32);
-        struct Reach(u32, u32);
-
-        Free(s, t) <- Start(s), Succ(s, t);
-        Free(s, u) <- Free(s, t), !IsBarrier(t), Succ(t, u);
-        Interval(t, s) <- Free(s, t), !IsBarrier(t);
-        Interval(s, s) <- Start(s);
-
-        FreeReach(a, t) <- Src(a), Succ(a, t);
-        FreeReach(a, u) <- FreeReach(a, t), !IsBarrier(t), Succ(t, u);
-        Reach(a, t) <- Src(a), Succ(a, t);
-        Reach(a, u) <- Reach(a, t), Succ(t, u);
-        HappensBefore(a, b) <- Reach(a, b), Src(b), !FreeReach(a, b);
-        Concurrent(a, b) <- FreeReach(a, b), Src(b);
-    }
-}
-
-use program::*;
-
 /// Interval and ordering facts of one function (statement ids).
 #[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
 pub struct Intervals {
@@ -71,6 +32,24 @@ pub struct Intervals {
     pub happens_before: Vec<(u32, u32)>,
     /// (a, b): b can follow a in the same barrier interval.
     pub concurrent: Vec<(u32, u32)>,
+    /// Whether `happens_before` and `concurrent` were computed: they are
+    /// pair relations (quadratic), so only for functions with at most
+    /// [`PAIR_LIMIT`] accessing statements. `interval` is always complete.
+    pub pairs_complete: bool,
+}
+
+/// Accessing statements up to which the pair relations are computed.
+pub const PAIR_LIMIT: usize = 256;
+
+impl Intervals {
+    /// The interval starts of each statement.
+    pub fn starts(&self) -> std::collections::HashMap<u32, Vec<u32>> {
+        let mut m: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
+        for (s, start) in &self.interval {
+            m.entry(*s).or_default().push(*start);
+        }
+        m
+    }
 }
 
 struct Cfg<'f> {
@@ -191,31 +170,113 @@ pub fn compute(f: &Function) -> Intervals {
                     | BarrierKind::SyncThreadsReduce
                     | BarrierKind::CgBlockSync
                     | BarrierKind::CgGridSync
-            ) || (matches!(b.kind, BarrierKind::BarSync)
-                && b.thread_count.is_none()
-                && b.thread_count_text.is_none())
+            ) || matches!(
+                b.kind,
+                // Named barriers separate intervals too: the warps that take
+                // part are ordered by them (an approximation for warps that
+                // do not take part; see named_barriers.rs for their checks).
+                BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed
+            )
         })
         .map(|b| b.stmt.0)
         .collect();
     let mut srcs: Vec<u32> = f.accesses.iter().map(|a| a.stmt.0).collect();
     srcs.sort_unstable();
     srcs.dedup();
-    let mut rt = Crepe::new();
-    rt.extend(cfg.succ.iter().map(|&(a, b)| Succ(a, b)));
-    rt.extend(barriers.iter().map(|&b| IsBarrier(b)));
-    rt.extend(barriers.iter().map(|&b| Start(b)));
-    rt.extend([Start(ENTRY)]);
-    rt.extend(srcs.iter().map(|&s| Src(s)));
-    let (interval, hb, conc) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
-    let mut out = Intervals {
-        interval: interval
-            .into_iter()
-            .map(|Interval(s, t)| (s, t))
-            .filter(|(s, _)| *s < ENTRY)
-            .collect(),
-        happens_before: hb.into_iter().map(|HappensBefore(a, b)| (a, b)).collect(),
-        concurrent: conc.into_iter().map(|Concurrent(a, b)| (a, b)).collect(),
+    // Nodes: statements, then ENTRY and EXIT.
+    let n = f.stmts.len();
+    let idx = |x: u32| -> usize {
+        match x {
+            ENTRY => n,
+            EXIT => n + 1,
+            _ => x as usize,
+        }
     };
+    let id = |i: usize| -> u32 {
+        if i == n {
+            ENTRY
+        } else if i == n + 1 {
+            EXIT
+        } else {
+            i as u32
+        }
+    };
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n + 2];
+    for &(a, b) in &cfg.succ {
+        succ[idx(a)].push(idx(b) as u32);
+    }
+    let mut is_barrier = vec![false; n + 2];
+    for &b in &barriers {
+        is_barrier[idx(b)] = true;
+    }
+    // Interval starts reaching each node without crossing a barrier: a
+    // worklist over (node, start), linear in edges × starts per node.
+    let mut starts: Vec<Vec<u32>> = vec![Vec::new(); n + 2];
+    let mut work: Vec<(usize, u32)> = Vec::new();
+    let start_nodes: Vec<u32> = std::iter::once(ENTRY)
+        .chain(barriers.iter().copied())
+        .collect();
+    for &st in &start_nodes {
+        for &t in &succ[idx(st)] {
+            work.push((t as usize, st));
+        }
+    }
+    while let Some((t, st)) = work.pop() {
+        if starts[t].contains(&st) {
+            continue;
+        }
+        starts[t].push(st);
+        if !is_barrier[t] {
+            for &u in &succ[t] {
+                work.push((u as usize, st));
+            }
+        }
+    }
+    let mut out = Intervals::default();
+    for (t, v) in starts.iter().enumerate() {
+        if is_barrier[t] || t >= n {
+            continue;
+        }
+        out.interval.extend(v.iter().map(|&st| (id(t), st)));
+    }
+    out.interval.extend(barriers.iter().map(|&b| (b, b)));
+    // Pair relations for small functions: per accessing statement, what it
+    // reaches, and what it reaches without crossing a barrier.
+    if srcs.len() <= PAIR_LIMIT {
+        out.pairs_complete = true;
+        let mut is_src = vec![false; n + 2];
+        for &s in &srcs {
+            is_src[idx(s)] = true;
+        }
+        for &a in &srcs {
+            let reach = |through_barriers: bool| {
+                let mut seen = vec![false; n + 2];
+                let mut stack: Vec<usize> = succ[idx(a)].iter().map(|&t| t as usize).collect();
+                while let Some(t) = stack.pop() {
+                    if seen[t] {
+                        continue;
+                    }
+                    seen[t] = true;
+                    if through_barriers || !is_barrier[t] {
+                        stack.extend(succ[t].iter().map(|&u| u as usize));
+                    }
+                }
+                seen
+            };
+            let all = reach(true);
+            let free = reach(false);
+            for t in 0..n {
+                if !is_src[t] {
+                    continue;
+                }
+                if free[t] {
+                    out.concurrent.push((a, t as u32));
+                } else if all[t] {
+                    out.happens_before.push((a, t as u32));
+                }
+            }
+        }
+    }
     out.interval.sort_unstable();
     out.happens_before.sort_unstable();
     out.concurrent.sort_unstable();

@@ -15,6 +15,8 @@ pub mod divergence;
 pub mod intervals;
 pub mod lanes;
 pub mod launch;
+pub mod named_barriers;
+pub mod races;
 pub mod relations;
 pub mod stride;
 pub mod uniformity;
@@ -53,6 +55,10 @@ pub struct Analysis {
     pub access_space: Vec<crate::ir::MemSpace>,
     /// Arguments at each call site, for the callees' [`ParamFacts`].
     pub call_args: Vec<CallArgs>,
+    /// Data races on shared and global memory.
+    pub races: races::RaceFacts,
+    /// Named-barrier (`bar.sync`/`bar.arrive`) verdicts per warp.
+    pub named_barriers: named_barriers::NamedBarrierFacts,
 }
 
 /// What the callers of a device function tell it about its parameters
@@ -169,6 +175,8 @@ impl Analysis {
         let call_args = args::call_args(f, &uniformity, &cx, params);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
         let intervals = intervals::compute(f);
+        let races = races::races(f, &uniformity, &launch, &intervals, &access_space);
+        let named_barriers = named_barriers::analyse(f, &cx, &launch);
         Analysis {
             launch,
             uniformity,
@@ -181,6 +189,8 @@ impl Analysis {
             params: params.clone(),
             access_space,
             call_args,
+            races,
+            named_barriers,
         }
     }
 }

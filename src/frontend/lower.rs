@@ -1070,7 +1070,8 @@ impl<'a> Lower<'a> {
             field(func, "argument")?
         } else {
             let name = text(func, cx.src);
-            if !(name == "sync" || name.ends_with("::sync")) || args.len() != 1 {
+            let base = name.rsplit("::").next().unwrap_or(name);
+            if !(base == "sync" || base == "synchronize") || args.len() != 1 {
                 return None;
             }
             args[0]
@@ -1708,6 +1709,28 @@ impl<'a> Lower<'a> {
 
     fn space_of_root(&self, root: ExprId) -> Option<MemSpace> {
         match &self.f.expr(root).kind {
+            ExprKind::Member {
+                base, arrow: false, ..
+            } => self.space_of_root(*base).or_else(|| {
+                // A pointer field of a kernel's by-value struct parameter
+                // points into global memory (races need these accesses).
+                let mut b = *base;
+                while let ExprKind::Member { base, .. } | ExprKind::Index { base, .. } =
+                    &self.f.expr(b).kind
+                {
+                    b = *base;
+                }
+                match self.f.expr(b).kind {
+                    ExprKind::Var(v)
+                        if self.f.kind == FunctionKind::Kernel
+                            && self.f.var(v).param_position.is_some()
+                            && !self.f.var(v).ty.is_indexable() =>
+                    {
+                        Some(MemSpace::Global)
+                    }
+                    _ => None,
+                }
+            }),
             ExprKind::Member { base, .. } => self.space_of_root(*base),
             _ => self.pointer_space(root),
         }

@@ -198,6 +198,15 @@ impl Indexer {
         ws.set_include_dirs(&mut ix.db).to(dirs);
         let block = ix.config.launch.block;
         ws.set_default_block(&mut ix.db).to(block);
+        let grid = ix
+            .config
+            .launch
+            .grid
+            .map(|g| g.map(Some))
+            .unwrap_or([None; 3]);
+        ws.set_default_grid(&mut ix.db).to(grid);
+        let lockstep = ix.config.launch.warp_lockstep;
+        ws.set_warp_lockstep(&mut ix.db).to(lockstep);
         ix
     }
 

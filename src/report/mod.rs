@@ -165,7 +165,7 @@ fn sarif(findings: &[&Finding]) -> String {
     let results: Vec<serde_json::Value> = findings
         .iter()
         .map(|f| {
-            serde_json::json!({
+            let mut result = serde_json::json!({
                 "ruleId": f.rule,
                 "ruleIndex": descriptors.iter().position(|d| d.0 == f.rule).unwrap_or(0),
                 "level": sarif_level(f.severity),
@@ -185,7 +185,25 @@ fn sarif(findings: &[&Finding]) -> String {
                     "logicalLocations": [{ "name": f.function, "kind": "function" }]
                 }],
                 "properties": { "facts": f.facts },
-            })
+            });
+            // The second access of a race, as a related location.
+            if let (Some(l), Some(c)) = (
+                f.facts.get("related_line").and_then(|v| v.as_u64()),
+                f.facts.get("related_col").and_then(|v| v.as_u64()),
+            ) {
+                result["relatedLocations"] = serde_json::json!([{
+                    "id": 1,
+                    "message": { "text": "the other access" },
+                    "physicalLocation": {
+                        "artifactLocation": {
+                            "uri": uri_reference(&f.file),
+                            "uriBaseId": "%SRCROOT%",
+                        },
+                        "region": { "startLine": l, "startColumn": c.max(1) },
+                    },
+                }]);
+            }
+            result
         })
         .collect();
     let mut driver = serde_json::json!({

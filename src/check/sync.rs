@@ -1,0 +1,250 @@
+//! Synchronisation rules: `shared-race`, `global-race`, the named-barrier
+//! rules (WEFT's properties) and `analysis-incomplete`, from
+//! [`crate::facts::races`] and [`crate::facts::named_barriers`].
+
+use super::{Finding, Severity, line_ref, suppressed};
+use crate::facts::named_barriers::NamedBarrierIssue;
+use crate::facts::races::{Race, Witness};
+use crate::ir::{Function, MemSpace, Span};
+
+/// Whether the exit guarded by `cond` is a `return` (the threads leave the
+/// kernel) rather than a `break`/`continue`.
+pub fn exit_is_return(f: &Function, cond: crate::ir::ExprId) -> bool {
+    use crate::ir::StmtKind;
+    fn returns(f: &Function, s: crate::ir::StmtId) -> bool {
+        match &f.stmt(s).kind {
+            StmtKind::Return(_) => true,
+            StmtKind::Block(v) => v.last().is_some_and(|l| returns(f, *l)),
+            _ => false,
+        }
+    }
+    f.stmts.iter().any(|s| match &s.kind {
+        StmtKind::If { cond: c, then, .. } => *c == cond && returns(f, *then),
+        _ => false,
+    })
+}
+
+fn thread_text(t: [i64; 3]) -> String {
+    if t[1] == 0 && t[2] == 0 {
+        format!("{}", t[0])
+    } else {
+        format!("({}, {}, {})", t[0], t[1], t[2])
+    }
+}
+
+fn witness_text(w: &Witness) -> String {
+    let mut s = match w.blocks {
+        Some(b) => format!(
+            "thread {} of block {} and thread {} of block {}",
+            thread_text(w.threads[0]),
+            thread_text(b[0]),
+            thread_text(w.threads[1]),
+            thread_text(b[1])
+        ),
+        None => format!(
+            "threads {} and {}",
+            thread_text(w.threads[0]),
+            thread_text(w.threads[1])
+        ),
+    };
+    if !w.values.is_empty() {
+        let v: Vec<String> = w.values.iter().map(|(n, x)| format!("{n} = {x}")).collect();
+        s.push_str(&format!(" (with {})", v.join(", ")));
+    }
+    s
+}
+
+/// The findings of the synchronisation rules for `f`.
+pub fn sync_findings(
+    f: &Function,
+    a: &crate::facts::Analysis,
+    lines: &[&str],
+    name: &str,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let abs = |s: &Span| (s.line + 1, s.col);
+    let mut push = |rule: &str, span: &Span, message: String, facts: serde_json::Value| {
+        let (line, col) = abs(span);
+        let severity = super::RULES
+            .iter()
+            .find(|r| r.id == rule)
+            .map(|r| r.severity)
+            .unwrap_or(Severity::Error);
+        out.push(Finding {
+            rule: rule.to_string(),
+            severity,
+            suppressed: suppressed(lines, line + 1, rule),
+            file: String::new(),
+            line,
+            col,
+            end_col: if span.end_line == span.line && span.end_col > col {
+                span.end_col
+            } else {
+                col + 1
+            },
+            function: name.to_string(),
+            function_key: String::new(),
+            message,
+            facts,
+        });
+    };
+    for r in &a.races.races {
+        race_finding(r, a.launch.warp_lockstep, &mut push);
+    }
+    if let Some(why) = &a.races.incomplete {
+        let span = f.body.map(|b| f.stmt(b).span).unwrap_or_default();
+        push(
+            "analysis-incomplete",
+            &span,
+            format!("race analysis incomplete: {why}"),
+            serde_json::json!({"analysis": "races", "reason": why}),
+        );
+    }
+    let nb = &a.named_barriers;
+    let bspan = |i: usize| f.barriers.get(i).map(|b| b.span).unwrap_or_default();
+    let bline = |i: usize| line_ref(bspan(i).line + 1);
+    for issue in &nb.issues {
+        match issue {
+            NamedBarrierIssue::Deadlock { waits, cyclic } => {
+                let Some((w, b)) = waits.first() else {
+                    continue;
+                };
+                let others: Vec<String> = waits
+                    .iter()
+                    .map(|(w, b)| format!("warp {w} at line {}", bline(*b)))
+                    .collect();
+                let kind = if *cyclic {
+                    "cyclic wait between named barriers"
+                } else {
+                    "a named barrier that never gets its thread count"
+                };
+                push(
+                    "named-barrier-deadlock",
+                    &bspan(*b),
+                    format!(
+                        "deadlock under a block of {} threads: {kind}; blocked forever: {} (warp {w} first)",
+                        nb.threads,
+                        others.join(", ")
+                    ),
+                    serde_json::json!({"waits": waits, "cyclic": cyclic, "threads": nb.threads}),
+                );
+            }
+            NamedBarrierIssue::CountMismatch { id, first, second } => push(
+                "named-barrier-count-mismatch",
+                &bspan(second.1),
+                format!(
+                    "named barrier {id} is used with {} threads by warp {} here, but warp {} registered \
+                     the same generation with {} threads at line {}",
+                    second.2,
+                    second.0,
+                    first.0,
+                    first.2,
+                    bline(first.1)
+                ),
+                serde_json::json!({"id": id, "counts": [first.2, second.2], "threads": nb.threads}),
+            ),
+            NamedBarrierIssue::OverArrival {
+                id,
+                count,
+                at,
+                total,
+            } => push(
+                "named-barrier-over-arrival",
+                &bspan(at.1),
+                format!(
+                    "over-arrival at named barrier {id}: {total} threads register at it in all, with a \
+                     count of {count}; warp {} registers past the count, so its generation never completes \
+                     as intended",
+                    at.0
+                ),
+                serde_json::json!({"id": id, "count": count, "total": total, "warp": at.0}),
+            ),
+            NamedBarrierIssue::Recycling { id, at } => push(
+                "named-barrier-recycling",
+                &bspan(at.1),
+                format!(
+                    "warp {} registers at named barrier {id} again before its previous generation \
+                     completed (the id is recycled too early)",
+                    at.0
+                ),
+                serde_json::json!({"id": id, "warp": at.0}),
+            ),
+            NamedBarrierIssue::ArriveOnly { id, at } => push(
+                "named-barrier-arrive-only",
+                &bspan(at.1),
+                format!(
+                    "named barrier {id} completes with arrivals only (last by warp {}): no warp waits \
+                     at it, so it orders nothing",
+                    at.0
+                ),
+                serde_json::json!({"id": id, "warp": at.0}),
+            ),
+        }
+    }
+    out
+}
+
+fn race_finding(
+    r: &Race,
+    lockstep: bool,
+    push: &mut dyn FnMut(&str, &Span, String, serde_json::Value),
+) {
+    let rule = if r.space == MemSpace::Shared {
+        "shared-race"
+    } else {
+        "global-race"
+    };
+    let kind = match (r.first.is_write, r.second.is_write) {
+        (true, true) => "write-write",
+        _ => "read-write",
+    };
+    let rw = |w: bool| if w { "write" } else { "read" };
+    let second = if r.first.access == r.second.access && r.first.stmt == r.second.stmt {
+        format!("the same {} by another thread", rw(r.second.is_write))
+    } else {
+        format!(
+            "the {} of `{}` at line {}",
+            rw(r.second.is_write),
+            r.second.text,
+            line_ref(r.second.span.line + 1)
+        )
+    };
+    let witness = r.witness.as_ref().map(witness_text).unwrap_or_default();
+    let message = if r.proven {
+        format!(
+            "{kind} race on `{}`: the {} of `{}` and {second}, not ordered by a barrier; \
+             {witness} touch the same location",
+            r.array,
+            rw(r.first.is_write),
+            r.first.text
+        )
+    } else {
+        format!(
+            "possible {kind} race on `{}`: the {} of `{}` and {second} can run in the same barrier \
+             interval ({witness}); {}, so they may touch the same location",
+            r.array,
+            rw(r.first.is_write),
+            r.first.text,
+            r.unknown.clone().unwrap_or_default()
+        )
+    };
+    let message = if lockstep {
+        format!("{message} (assuming warp lock-step, `[launch] warp_lockstep`)")
+    } else {
+        message
+    };
+    let facts = serde_json::json!({
+        "warp_lockstep": lockstep,
+        "array": r.array,
+        "kind": kind,
+        "proven": r.proven,
+        "related_line": r.second.span.line + 1,
+        "related_col": r.second.span.col,
+        "witness": r.witness.as_ref().map(|w| serde_json::json!({
+            "threads": w.threads,
+            "blocks": w.blocks,
+            "values": w.values,
+        })),
+    });
+    push(rule, &r.first.span, message, facts);
+}

@@ -1,0 +1,1488 @@
+//! Data races on shared and global memory (GPUVerify's race freedom, on the
+//! barrier intervals of [`super::intervals`]).
+//!
+//! Two accesses race when they touch the same location, at least one writes,
+//! they are not both atomic, two different threads can perform them, and no
+//! barrier orders them (they can run in the same barrier interval). Since
+//! Volta lanes of one warp are not in lock-step, so a warp gives no order
+//! without `__syncwarp`.
+//!
+//! Addresses are linear forms over per-thread atoms (`threadIdx`, `blockIdx`,
+//! loop counters) and thread-invariant symbols (parameters, uniform values).
+//! For a pair of accesses, the atoms are instantiated once per thread and an
+//! integer program (good_lp with the pure-Rust microlp solver) looks for two
+//! distinct threads inside the launch's block (and grid) dimensions that
+//! satisfy both accesses' guarding conditions and collide; a solution is the
+//! witness. An index that is not affine is a *possible* race only where the
+//! other access is a write to the same array in the same interval.
+//!
+//! Cost is bounded: pairs and solver time per function are capped, and a
+//! function over the cap gets [`RaceFacts::incomplete`] instead of a hang.
+
+use super::LaunchDims;
+use super::intervals::Intervals;
+use super::uniformity::Uniformity;
+use crate::ir::{
+    BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, MemSpace, Span, StmtId, StmtKind,
+    Type, UnOp, VarId,
+};
+use good_lp::{
+    Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit, constraint,
+    microlp, variable,
+};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// At most this many pairs of accesses are examined per function.
+pub const MAX_PAIRS: usize = 20_000;
+/// Solver time budget per function.
+pub const TIME_BUDGET: Duration = Duration::from_secs(2);
+
+/// One side of a race.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RaceSide {
+    /// Index into `Function::accesses`, or `None` for a `__shared__` scalar.
+    pub access: Option<usize>,
+    /// The statement.
+    pub stmt: u32,
+    /// Where it is.
+    pub span: Span,
+    /// Write or read.
+    pub is_write: bool,
+    /// `array[index]` as written.
+    pub text: String,
+}
+
+/// Two threads that collide.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Witness {
+    /// threadIdx of the first and second thread.
+    pub threads: [[i64; 3]; 2],
+    /// blockIdx of both (only for races between blocks).
+    pub blocks: Option<[[i64; 3]; 2]>,
+    /// Values of thread-invariant symbols and loop counters in the witness.
+    pub values: Vec<(String, i64)>,
+}
+
+/// A race between two accesses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Race {
+    /// The first access (by source order).
+    pub first: RaceSide,
+    /// The second access (the same one for a race of a statement with itself).
+    pub second: RaceSide,
+    /// Memory space.
+    pub space: MemSpace,
+    /// The array.
+    pub array: String,
+    /// `false`: an index is not affine, the race is possible, not proven.
+    pub proven: bool,
+    /// The threads (for a possible race: two threads that can both run the accesses).
+    pub witness: Option<Witness>,
+    /// Why the index is unknown (possible races).
+    pub unknown: Option<String>,
+}
+
+/// The races of one function.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RaceFacts {
+    /// Races found.
+    pub races: Vec<Race>,
+    /// Why the analysis stopped early (budget), when it did.
+    pub incomplete: Option<String>,
+}
+
+/// Atoms of linear forms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Atom {
+    Tid(usize),
+    Bid(usize),
+    /// A loop counter that is not an arithmetic sequence: (variable, loop).
+    Loop(u32, u32),
+    /// The iteration number of a loop with a constant step.
+    Iter(u32),
+    /// `floor(x / c)` of a form `x` (non-negative) and a constant `c > 0`:
+    /// an integer `q` with `c·q <= x <= c·q + c - 1`.
+    Quot(Box<Lin>, i64),
+    /// A thread-invariant value; `true` when it can differ between blocks.
+    Sym(String, bool),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
+struct Lin {
+    terms: BTreeMap<Atom, i64>,
+    c: i64,
+}
+
+impl Lin {
+    fn constant(c: i64) -> Lin {
+        Lin {
+            terms: BTreeMap::new(),
+            c,
+        }
+    }
+    fn atom(a: Atom) -> Lin {
+        Lin {
+            terms: BTreeMap::from([(a, 1)]),
+            c: 0,
+        }
+    }
+    fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.c)
+    }
+    fn add(mut self, o: &Lin, k: i64) -> Option<Lin> {
+        for (a, v) in &o.terms {
+            let e = self.terms.entry(a.clone()).or_insert(0);
+            *e = e.checked_add(v.checked_mul(k)?)?;
+            if *e == 0 {
+                self.terms.remove(a);
+            }
+        }
+        self.c = self.c.checked_add(o.c.checked_mul(k)?)?;
+        Some(self)
+    }
+    fn scale(mut self, k: i64) -> Option<Lin> {
+        if k == 0 {
+            return Some(Lin::constant(0));
+        }
+        for v in self.terms.values_mut() {
+            *v = v.checked_mul(k)?;
+        }
+        self.c = self.c.checked_mul(k)?;
+        Some(self)
+    }
+    fn invariant(&self) -> bool {
+        self.terms.keys().all(|a| match a {
+            Atom::Sym(..) => true,
+            Atom::Quot(x, _) => x.invariant(),
+            _ => false,
+        })
+    }
+    /// `floor(self / c)`.
+    fn quot(self, c: i64) -> Option<Lin> {
+        if c <= 0 {
+            return None;
+        }
+        match self.as_const() {
+            Some(v) => Some(Lin::constant(v.checked_div(c)?)),
+            None => Some(Lin::atom(Atom::Quot(Box::new(self), c))),
+        }
+    }
+    /// `self mod c` as `self - c·floor(self / c)`.
+    fn rem(self, c: i64) -> Option<Lin> {
+        let q = self.clone().quot(c)?;
+        self.add(&q, -c)
+    }
+}
+
+/// A guard: a condition and the value it has where the statement runs.
+type Guard = (ExprId, bool);
+
+#[derive(Clone, Debug, Default)]
+struct Place {
+    guards: Vec<Guard>,
+    /// Enclosing loops (statement ids), outermost first.
+    loops: Vec<u32>,
+}
+
+struct LoopInfo {
+    var: Option<VarId>,
+    /// The initial value of the counter.
+    start: Option<ExprId>,
+    /// Constant additive step; `None` for geometric steps (`*=`, `>>=`).
+    stride: Option<i64>,
+    /// The step adds something that is not constant: the counter is unknown.
+    opaque: bool,
+    /// The start is the same for all threads.
+    start_uniform: bool,
+    /// Lower / upper bound of the counter: expression plus an adjustment
+    /// (`i < n` gives `i <= n - 1`).
+    lower: Option<(ExprId, i64)>,
+    upper: Option<(ExprId, i64)>,
+    has_barrier: bool,
+}
+
+struct Cx<'a> {
+    f: &'a Function,
+    u: &'a Uniformity,
+    launch: &'a LaunchDims,
+    defs: Vec<u32>,
+    init: Vec<Option<ExprId>>,
+    places: HashMap<u32, Place>,
+    loops: HashMap<u32, LoopInfo>,
+}
+
+fn dim_index(d: Dim) -> usize {
+    match d {
+        Dim::X => 0,
+        Dim::Y => 1,
+        Dim::Z => 2,
+    }
+}
+
+fn exits(f: &Function, s: StmtId) -> bool {
+    match &f.stmt(s).kind {
+        StmtKind::Return(_) | StmtKind::Continue | StmtKind::Break => true,
+        StmtKind::Block(v) => v.last().is_some_and(|l| exits(f, *l)),
+        _ => false,
+    }
+}
+
+fn stmt_contains_barrier(f: &Function, s: StmtId, depth: u32) -> bool {
+    if depth > 200 {
+        return true;
+    }
+    if let StmtKind::Barrier(i) = &f.stmt(s).kind
+        && f.barriers.get(*i as usize).is_some_and(|b| {
+            matches!(
+                b.kind,
+                BarrierKind::SyncThreads
+                    | BarrierKind::SyncThreadsReduce
+                    | BarrierKind::CgBlockSync
+                    | BarrierKind::CgGridSync
+            )
+        })
+    {
+        return true;
+    }
+    f.child_stmts(s)
+        .into_iter()
+        .any(|c| stmt_contains_barrier(f, c, depth + 1))
+}
+
+impl<'a> Cx<'a> {
+    fn new(f: &'a Function, u: &'a Uniformity, launch: &'a LaunchDims) -> Cx<'a> {
+        let mut defs = vec![0u32; f.vars.len()];
+        let mut init = vec![None; f.vars.len()];
+        for s in &f.stmts {
+            if let StmtKind::Decl { var, init: i } = &s.kind
+                && let Some(d) = defs.get_mut(var.0 as usize)
+            {
+                *d += 1;
+                init[var.0 as usize] = *i;
+            }
+        }
+        for e in &f.exprs {
+            let target = match &e.kind {
+                ExprKind::Assign { lhs, .. } => Some(*lhs),
+                ExprKind::IncDec { target, .. } => Some(*target),
+                _ => None,
+            };
+            if let Some(t) = target
+                && let ExprKind::Var(v) = f.expr(t).kind
+                && let Some(d) = defs.get_mut(v.0 as usize)
+            {
+                *d += 1;
+            }
+            // Taking a local's address lets anything write it.
+            if let ExprKind::Unary(UnOp::AddrOf, a) = &e.kind
+                && let ExprKind::Var(v) = f.expr(*a).kind
+                && let Some(d) = defs.get_mut(v.0 as usize)
+            {
+                *d += 2;
+            }
+        }
+        let mut cx = Cx {
+            f,
+            u,
+            launch,
+            defs,
+            init,
+            places: HashMap::new(),
+            loops: HashMap::new(),
+        };
+        if let Some(b) = f.body {
+            let mut place = Place::default();
+            cx.walk(b, &mut place, 0);
+        }
+        cx
+    }
+
+    fn walk(&mut self, s: StmtId, place: &mut Place, depth: u32) {
+        if depth > 200 {
+            return;
+        }
+        self.places.insert(s.0, place.clone());
+        let f = self.f;
+        match &f.stmt(s).kind {
+            StmtKind::Block(items) => {
+                let n = place.guards.len();
+                for i in items {
+                    self.walk(*i, place, depth + 1);
+                    // `if (c) return;` guards the rest of the block with !c.
+                    if let StmtKind::If {
+                        cond,
+                        then,
+                        els: None,
+                    } = &f.stmt(*i).kind
+                        && exits(f, *then)
+                    {
+                        place.guards.push((*cond, false));
+                    }
+                    // GPUVerify's `__requires(c)` / `__assume(c)`: c holds after.
+                    if let StmtKind::Expr(e) = &f.stmt(*i).kind
+                        && let ExprKind::Call { callee, args, .. } = &f.expr(*e).kind
+                        && matches!(callee.as_str(), "__requires" | "__assume")
+                        && args.len() == 1
+                    {
+                        place.guards.push((args[0], true));
+                    }
+                }
+                place.guards.truncate(n);
+            }
+            StmtKind::If { cond, then, els } => {
+                place.guards.push((*cond, true));
+                self.walk(*then, place, depth + 1);
+                place.guards.pop();
+                if let Some(e) = els {
+                    place.guards.push((*cond, false));
+                    self.walk(*e, place, depth + 1);
+                    place.guards.pop();
+                }
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(i) = init {
+                    self.walk(*i, place, depth + 1);
+                }
+                let info = self.loop_info(*init, *cond, *step, *body);
+                let counted = info.var.is_some();
+                self.loops.insert(s.0, info);
+                place.loops.push(s.0);
+                let pushed = match cond {
+                    Some(c) if !counted => {
+                        place.guards.push((*c, true));
+                        true
+                    }
+                    _ => false,
+                };
+                self.walk(*body, place, depth + 1);
+                if pushed {
+                    place.guards.pop();
+                }
+                place.loops.pop();
+            }
+            StmtKind::While { cond, body } => {
+                self.loops.insert(
+                    s.0,
+                    LoopInfo {
+                        var: None,
+                        start: None,
+                        stride: None,
+                        opaque: false,
+                        start_uniform: true,
+                        lower: None,
+                        upper: None,
+                        has_barrier: stmt_contains_barrier(f, *body, 0),
+                    },
+                );
+                place.loops.push(s.0);
+                place.guards.push((*cond, true));
+                self.walk(*body, place, depth + 1);
+                place.guards.pop();
+                place.loops.pop();
+            }
+            StmtKind::DoWhile { body, .. } => {
+                self.loops.insert(
+                    s.0,
+                    LoopInfo {
+                        var: None,
+                        start: None,
+                        stride: None,
+                        opaque: false,
+                        start_uniform: true,
+                        lower: None,
+                        upper: None,
+                        has_barrier: stmt_contains_barrier(f, *body, 0),
+                    },
+                );
+                place.loops.push(s.0);
+                self.walk(*body, place, depth + 1);
+                place.loops.pop();
+            }
+            _ => {
+                for c in f.child_stmts(s) {
+                    self.walk(c, place, depth + 1);
+                }
+            }
+        }
+    }
+
+    /// The counter of `for (init; cond; step)` and its bounds.
+    fn loop_info(
+        &self,
+        init: Option<StmtId>,
+        cond: Option<ExprId>,
+        step: Option<ExprId>,
+        body: StmtId,
+    ) -> LoopInfo {
+        let f = self.f;
+        let has_barrier = stmt_contains_barrier(f, body, 0);
+        let none = LoopInfo {
+            var: None,
+            start: None,
+            stride: None,
+            opaque: false,
+            start_uniform: true,
+            lower: None,
+            upper: None,
+            has_barrier,
+        };
+        let (var, start) = match init.map(|i| &f.stmt(i).kind) {
+            Some(StmtKind::Decl { var, init: Some(e) }) => (*var, *e),
+            Some(StmtKind::Expr(e)) => match &f.expr(*e).kind {
+                ExprKind::Assign { op: None, lhs, rhs } => match f.expr(*lhs).kind {
+                    ExprKind::Var(v) => (v, *rhs),
+                    _ => return none,
+                },
+                _ => return none,
+            },
+            _ => return none,
+        };
+        let is_var = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(v) if v == var);
+        let Some(step) = step else { return none };
+        // Direction: +1 increasing, -1 decreasing; the constant step.
+        let mut opaque = false;
+        let (dir, stride) = match &f.expr(step).kind {
+            ExprKind::IncDec {
+                target, increment, ..
+            } if is_var(*target) => {
+                if *increment {
+                    (1, Some(1))
+                } else {
+                    (-1, Some(-1))
+                }
+            }
+            ExprKind::Assign {
+                op: Some(op),
+                lhs,
+                rhs,
+            } if is_var(*lhs) => {
+                let k = super::barriers::const_value(f, *rhs);
+                match (op, k) {
+                    (BinOp::Add, Some(k)) if k > 0 => (1, Some(k)),
+                    (BinOp::Sub, Some(k)) if k > 0 => (-1, Some(-k)),
+                    (BinOp::Add, None) => {
+                        opaque = true;
+                        (1, None)
+                    }
+                    (BinOp::Sub, None) => {
+                        opaque = true;
+                        (-1, None)
+                    }
+                    (BinOp::Mul | BinOp::Shl, _) => (1, None),
+                    (BinOp::Div | BinOp::Shr, _) => (-1, None),
+                    _ => return none,
+                }
+            }
+            _ => return none,
+        };
+        // The counter's other writes make it no counter.
+        let writes = f
+            .exprs
+            .iter()
+            .filter(|e| match &e.kind {
+                ExprKind::Assign { lhs, .. } => is_var(*lhs),
+                ExprKind::IncDec { target, .. } => is_var(*target),
+                _ => false,
+            })
+            .count();
+        let decl = matches!(init.map(|i| &f.stmt(i).kind), Some(StmtKind::Decl { .. }));
+        if writes != usize::from(!decl) + 1 {
+            return none;
+        }
+        let c = cond.map(|c| &f.expr(c).kind);
+        let (lower, upper) = if dir > 0 {
+            let upper = match c {
+                Some(ExprKind::Binary(BinOp::Lt, a, b)) if is_var(*a) => Some((*b, -1)),
+                Some(ExprKind::Binary(BinOp::Le, a, b)) if is_var(*a) => Some((*b, 0)),
+                _ => None,
+            };
+            (Some((start, 0)), upper)
+        } else {
+            let lower = match c {
+                Some(ExprKind::Binary(BinOp::Gt, a, b)) if is_var(*a) => Some((*b, 1)),
+                Some(ExprKind::Binary(BinOp::Ge, a, b)) if is_var(*a) => Some((*b, 0)),
+                _ => None,
+            };
+            (lower, Some((start, 0)))
+        };
+        LoopInfo {
+            var: Some(var),
+            start: Some(start),
+            stride,
+            opaque,
+            start_uniform: self.u.is_uniform(start.0),
+            lower,
+            upper,
+            has_barrier,
+        }
+    }
+
+    fn block_dim(&self, d: usize) -> Option<i64> {
+        self.launch.block[d].map(i64::from)
+    }
+    fn grid_dim(&self, d: usize) -> Option<i64> {
+        self.launch.grid[d].map(i64::from)
+    }
+
+    fn mentions_block(&self, e: ExprId, depth: u32) -> bool {
+        if depth > 24 {
+            return true;
+        }
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Builtin(Builtin::BlockIdx(_)) => true,
+            ExprKind::Var(v) => match self.init.get(v.0 as usize).copied().flatten() {
+                Some(i) if self.defs[v.0 as usize] == 1 => self.mentions_block(i, depth + 1),
+                _ => f.var(*v).param_position.is_none(),
+            },
+            _ => f
+                .child_exprs(e)
+                .into_iter()
+                .any(|c| self.mentions_block(c, depth + 1)),
+        }
+    }
+
+    /// Whether `p` is a local (not a parameter, not a shared or global
+    /// variable): what it points to can be written by the thread itself.
+    fn local_pointer(&self, p: ExprId) -> bool {
+        match &self.f.expr(p).kind {
+            ExprKind::Var(v) => {
+                let var = self.f.var(*v);
+                var.param_position.is_none()
+                    && !matches!(
+                        var.space,
+                        Some(MemSpace::Shared | MemSpace::Global | MemSpace::Constant)
+                    )
+                    && matches!(var.ty, Type::Pointer(_))
+            }
+            ExprKind::Cast(_, a) => self.local_pointer(*a),
+            _ => false,
+        }
+    }
+
+    /// The value of loop `l`'s counter inside the loop (`outer`: the loops
+    /// around `l`): `start + step·iteration` for constant steps, an opaque
+    /// counter bounded by the loop condition for geometric ones.
+    fn counter(&self, l: u32, outer: &[u32], depth: u32) -> Option<Lin> {
+        let info = self.loops.get(&l)?;
+        if info.opaque {
+            return None;
+        }
+        match info.stride {
+            Some(k) => {
+                let start = self.lin(info.start?, outer, depth + 1)?;
+                start.add(&Lin::atom(Atom::Iter(l)), k)
+            }
+            None => Some(Lin::atom(Atom::Loop(info.var?.0, l))),
+        }
+    }
+
+    /// A thread-invariant value named by its text.
+    fn sym(&self, e: ExprId) -> Lin {
+        Lin::atom(Atom::Sym(self.f.expr_text(e), self.mentions_block(e, 0)))
+    }
+
+    /// The linear form of `e` at a statement enclosed by `loops`.
+    fn lin(&self, e: ExprId, loops: &[u32], depth: u32) -> Option<Lin> {
+        if depth > 32 {
+            return None;
+        }
+        let f = self.f;
+        let uniform = self.u.is_uniform(e.0);
+        let r = match &f.expr(e).kind {
+            ExprKind::Int(v) => Some(Lin::constant(*v)),
+            ExprKind::Bool(b) => Some(Lin::constant(i64::from(*b))),
+            ExprKind::SizeOf(Some(n)) => i64::try_from(*n).ok().map(Lin::constant),
+            ExprKind::Builtin(b) => Some(match b {
+                Builtin::ThreadIdx(d) => Lin::atom(Atom::Tid(dim_index(*d))),
+                Builtin::BlockIdx(d) => Lin::atom(Atom::Bid(dim_index(*d))),
+                Builtin::BlockDim(d) => match self.block_dim(dim_index(*d)) {
+                    Some(v) => Lin::constant(v),
+                    None => self.sym(e),
+                },
+                Builtin::GridDim(d) => match self.grid_dim(dim_index(*d)) {
+                    Some(v) => Lin::constant(v),
+                    None => self.sym(e),
+                },
+                Builtin::WarpSize => Lin::constant(32),
+            }),
+            ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => self.lin(*a, loops, depth + 1),
+            ExprKind::Unary(UnOp::Neg, a) => self.lin(*a, loops, depth + 1)?.scale(-1),
+            ExprKind::Var(v) => {
+                if let Some(pos) = loops
+                    .iter()
+                    .rposition(|l| self.loops.get(l).is_some_and(|i| i.var == Some(*v)))
+                {
+                    return self.counter(loops[pos], &loops[..pos], depth + 1);
+                }
+                let var = f.var(*v);
+                if var.param_position.is_some() && self.defs[v.0 as usize] == 0 {
+                    // A device function's parameter can carry a per-thread value.
+                    return uniform.then(|| Lin::atom(Atom::Sym(var.name.clone(), false)));
+                }
+                match self.init.get(v.0 as usize).copied().flatten() {
+                    Some(i) if self.defs[v.0 as usize] == 1 => self.lin(i, loops, depth + 1),
+                    _ if uniform => Some(self.sym(e)),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let la = self.lin(*a, loops, depth + 1);
+                let lb = self.lin(*b, loops, depth + 1);
+                match (op, la, lb) {
+                    (BinOp::Add, Some(x), Some(y)) => x.add(&y, 1),
+                    (BinOp::Sub, Some(x), Some(y)) => x.add(&y, -1),
+                    (BinOp::Mul, Some(x), Some(y)) => match (x.as_const(), y.as_const()) {
+                        (Some(k), _) => y.scale(k),
+                        (_, Some(k)) => x.scale(k),
+                        _ if x.invariant() && y.invariant() => Some(self.sym(e)),
+                        _ => None,
+                    },
+                    (BinOp::Div, Some(x), Some(y)) if y.as_const().is_some_and(|c| c > 0) => {
+                        x.quot(y.as_const()?)
+                    }
+                    (BinOp::Rem, Some(x), Some(y)) if y.as_const().is_some_and(|c| c > 0) => {
+                        x.rem(y.as_const()?)
+                    }
+                    (BinOp::Shr, Some(x), Some(y))
+                        if y.as_const().is_some_and(|k| (0..31).contains(&k)) =>
+                    {
+                        x.quot(1 << y.as_const()?)
+                    }
+                    (BinOp::BitAnd, Some(x), Some(y))
+                        if y.as_const().is_some_and(|m| m > 0 && (m + 1) & m == 0) =>
+                    {
+                        x.rem(y.as_const()? + 1)
+                    }
+                    (BinOp::BitAnd, Some(x), Some(y))
+                        if x.as_const().is_some_and(|m| m > 0 && (m + 1) & m == 0) =>
+                    {
+                        y.rem(x.as_const()? + 1)
+                    }
+                    (BinOp::Shl, Some(x), Some(y)) => match y.as_const() {
+                        Some(k) if (0..31).contains(&k) => x.scale(1 << k),
+                        _ if x.invariant() && y.invariant() => Some(self.sym(e)),
+                        _ => None,
+                    },
+                    (_, Some(x), Some(y)) if x.as_const().is_some() && y.as_const().is_some() => {
+                        super::barriers::const_value(f, e).map(Lin::constant)
+                    }
+                    (_, Some(x), Some(y)) if x.invariant() && y.invariant() => Some(self.sym(e)),
+                    _ if uniform => Some(self.sym(e)),
+                    _ => None,
+                }
+            }
+            ExprKind::Unary(UnOp::Deref, p) | ExprKind::Index { base: p, .. }
+                if self.local_pointer(*p) =>
+            {
+                None
+            }
+            ExprKind::Call { callee, args, .. }
+                if matches!(callee.as_str(), "__mul24" | "__umul24") && args.len() == 2 =>
+            {
+                let x = self.lin(args[0], loops, depth + 1)?;
+                let y = self.lin(args[1], loops, depth + 1)?;
+                match (x.as_const(), y.as_const()) {
+                    (Some(k), _) => y.scale(k),
+                    (_, Some(k)) => x.scale(k),
+                    _ if x.invariant() && y.invariant() => Some(self.sym(e)),
+                    _ => None,
+                }
+            }
+            ExprKind::Call { callee, args, .. } => {
+                let base = callee.rsplit("::").next().unwrap_or(callee);
+                // An atomic add of something that can be 0 can return the
+                // same old value to two threads.
+                if matches!(base, "atomicAdd" | "atomicSub")
+                    && args.len() == 2
+                    && !super::barriers::const_value(f, args[1]).is_some_and(|k| k != 0)
+                {
+                    Some(Lin::atom(Atom::Sym(f.expr_text(e), false)))
+                } else if uniform && !base.starts_with("atomic") {
+                    Some(self.sym(e))
+                } else {
+                    None
+                }
+            }
+            _ if uniform => Some(self.sym(e)),
+            _ => None,
+        };
+        r
+    }
+}
+
+/// One access as the race check sees it.
+struct Acc {
+    side: RaceSide,
+    key: String,
+    space: MemSpace,
+    atomic: bool,
+    indices: Vec<ExprId>,
+    elem: Option<u64>,
+    bytes: Option<u64>,
+    field: u64,
+}
+
+/// Expressions of a statement (not of nested statements).
+fn stmt_exprs(f: &Function, s: StmtId) -> Vec<ExprId> {
+    match &f.stmt(s).kind {
+        StmtKind::Decl { init: Some(e), .. } | StmtKind::Expr(e) => vec![*e],
+        StmtKind::If { cond, .. }
+        | StmtKind::While { cond, .. }
+        | StmtKind::DoWhile { cond, .. }
+        | StmtKind::Switch { cond, .. } => vec![*cond],
+        StmtKind::For { cond, step, .. } => cond.iter().chain(step.iter()).copied().collect(),
+        StmtKind::Return(Some(e)) => vec![*e],
+        _ => Vec::new(),
+    }
+}
+
+/// Reads and writes of `__shared__` scalars (not recorded as accesses).
+fn shared_scalars(f: &Function) -> Vec<Acc> {
+    let is_shared_scalar = |v: VarId| {
+        let var = f.var(v);
+        var.space == Some(MemSpace::Shared)
+            && var.param_position.is_none()
+            && !matches!(var.ty, Type::Array(..) | Type::Pointer(_))
+    };
+    if !f
+        .vars
+        .iter()
+        .enumerate()
+        .any(|(i, _)| is_shared_scalar(VarId(i as u32)))
+    {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (si, _) in f.stmts.iter().enumerate() {
+        let s = StmtId(si as u32);
+        let mut stack: Vec<(ExprId, bool)> =
+            stmt_exprs(f, s).into_iter().map(|e| (e, false)).collect();
+        while let Some((e, write)) = stack.pop() {
+            match &f.expr(e).kind {
+                ExprKind::Var(v) if is_shared_scalar(*v) => {
+                    let var = f.var(*v);
+                    out.push(Acc {
+                        side: RaceSide {
+                            access: None,
+                            stmt: s.0,
+                            span: f.expr(e).span,
+                            is_write: write,
+                            text: var.name.clone(),
+                        },
+                        key: format!("var:{}", v.0),
+                        space: MemSpace::Shared,
+                        atomic: false,
+                        indices: Vec::new(),
+                        elem: var.ty.bytes(),
+                        bytes: var.ty.bytes(),
+                        field: 0,
+                    });
+                }
+                ExprKind::Assign { op, lhs, rhs } => {
+                    stack.push((*rhs, false));
+                    stack.push((*lhs, true));
+                    if op.is_some() {
+                        stack.push((*lhs, false));
+                    }
+                }
+                ExprKind::IncDec { target, .. } => {
+                    stack.push((*target, true));
+                    stack.push((*target, false));
+                }
+                ExprKind::Unary(UnOp::AddrOf, _) => {}
+                ExprKind::Member { .. } | ExprKind::Index { .. } => {
+                    // Fields and elements of shared scalars: handled as the
+                    // whole variable only when written directly.
+                    for c in f.child_exprs(e) {
+                        stack.push((c, false));
+                    }
+                }
+                _ => {
+                    for c in f.child_exprs(e) {
+                        stack.push((c, false));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Find the races of `f`.
+pub fn races(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    iv: &Intervals,
+    access_space: &[MemSpace],
+) -> RaceFacts {
+    let mut out = RaceFacts::default();
+    if f.kind == crate::ir::FunctionKind::Host || f.body.is_none() {
+        return out;
+    }
+    let mut accs: Vec<Acc> = Vec::new();
+    for (i, a) in f.accesses.iter().enumerate() {
+        let space = access_space.get(i).copied().unwrap_or(a.space);
+        if !matches!(space, MemSpace::Shared | MemSpace::Global) {
+            continue;
+        }
+        let key = match a.var {
+            Some(v) => format!("var:{}", v.0),
+            None => format!("name:{}", a.array),
+        };
+        accs.push(Acc {
+            side: RaceSide {
+                access: Some(i),
+                stmt: a.stmt.0,
+                span: a.span,
+                is_write: a.is_write,
+                text: format!("{}{}", a.array, a.index_text),
+            },
+            key,
+            space,
+            atomic: a.atomic,
+            indices: a.indices.clone(),
+            elem: a.elem_bytes,
+            bytes: a.access_bytes,
+            field: a.field_offset.unwrap_or(0),
+        });
+    }
+    accs.extend(shared_scalars(f));
+    if !accs.iter().any(|a| a.side.is_write && !a.atomic) {
+        return out;
+    }
+    let cx = Cx::new(f, u, launch);
+    // Two statements can run at once in different threads when they share a
+    // barrier interval (either order, either branch of an `if`).
+    let starts = iv.starts();
+    let share = |x: u32, y: u32| match (starts.get(&x), starts.get(&y)) {
+        (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
+        _ => false,
+    };
+    let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
+    let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, a) in accs.iter().enumerate() {
+        by_key.entry(a.key.as_str()).or_default().push(i);
+    }
+    let started = Instant::now();
+    let mut pairs = 0usize;
+    let mut reported: HashSet<(&str, u32, u32)> = HashSet::new();
+    'outer: for idx in by_key.values() {
+        if !idx
+            .iter()
+            .any(|&i| accs[i].side.is_write && !accs[i].atomic)
+        {
+            continue;
+        }
+        for (n, &i) in idx.iter().enumerate() {
+            for &j in &idx[n..] {
+                let (a, b) = (&accs[i], &accs[j]);
+                if !(a.side.is_write || b.side.is_write) || (a.atomic && b.atomic) {
+                    continue;
+                }
+                let same_stmt = a.side.stmt == b.side.stmt;
+                let block_conc = same_stmt || share(a.side.stmt, b.side.stmt);
+                // Blocks: known from the launch, else only where an index
+                // uses blockIdx (the kernel is evidently multi-block).
+                let multi_block = match launch.grid {
+                    [Some(x), Some(y), Some(z)] => u64::from(x) * u64::from(y) * u64::from(z) > 1,
+                    _ => uses_block(&cx, a) || uses_block(&cx, b),
+                };
+                let inter_block =
+                    a.space == MemSpace::Global && multi_block && (!grid_sync || block_conc);
+                if !block_conc && !inter_block {
+                    continue;
+                }
+                let lines = (a.key.as_str(), a.side.span.line, b.side.span.line);
+                if reported.contains(&lines) {
+                    continue;
+                }
+                pairs += 1;
+                if pairs > MAX_PAIRS || started.elapsed() > TIME_BUDGET {
+                    out.incomplete = Some(format!(
+                        "race check stopped after {} pairs of accesses and {:.1} s (budget {} pairs, {} s)",
+                        pairs - 1,
+                        started.elapsed().as_secs_f64(),
+                        MAX_PAIRS,
+                        TIME_BUDGET.as_secs()
+                    ));
+                    break 'outer;
+                }
+                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block) {
+                    reported.insert(lines);
+                    out.races.push(r);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether an index of `a` depends on `blockIdx`.
+fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
+    a.indices.iter().any(|e| cx.mentions_block(*e, 0))
+}
+
+/// Per-thread instance of the atoms of a pair.
+struct Inst {
+    vars: ProblemVariables,
+    map: BTreeMap<(Atom, u8), Variable>,
+    /// Atoms with their copy and a display name, for the witness.
+    named: Vec<(String, Variable)>,
+    tid: [[Variable; 3]; 2],
+    bid: [[Variable; 3]; 2],
+    /// Guards left out of the program: bit 0 thread-index arithmetic that
+    /// is not linear, bit 1 data loaded from memory.
+    dropped: u8,
+}
+
+fn check_pair(
+    cx: &Cx<'_>,
+    a: &Acc,
+    b: &Acc,
+    same: bool,
+    block_conc: bool,
+    inter_block: bool,
+) -> Option<Race> {
+    let f = cx.f;
+    let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
+    let pb = cx.places.get(&b.side.stmt).cloned().unwrap_or_default();
+    let ia: Vec<Option<Lin>> = a.indices.iter().map(|e| cx.lin(*e, &pa.loops, 0)).collect();
+    let ib: Vec<Option<Lin>> = b.indices.iter().map(|e| cx.lin(*e, &pb.loops, 0)).collect();
+    let known = ia.iter().chain(&ib).all(Option::is_some) && ia.len() == ib.len();
+    // A device function does not know how many threads call it (often one,
+    // under `if (tid == 0)` in the caller): addresses that do not depend on
+    // the thread say nothing there.
+    let threaded = |v: &[Option<Lin>]| {
+        v.iter().flatten().any(|l| {
+            l.terms
+                .keys()
+                .any(|a| !matches!(a, Atom::Sym(..) | Atom::Iter(_) | Atom::Loop(..)))
+        })
+    };
+    if f.kind == crate::ir::FunctionKind::Device && !threaded(&ia) && !threaded(&ib) {
+        return None;
+    }
+    let unknown = if known {
+        None
+    } else {
+        // Possible only against a write by another access.
+        if same || !(a.side.is_write && b.side.is_write) && !(a.side.is_write || b.side.is_write) {
+            return None;
+        }
+        if same {
+            return None;
+        }
+        let which = if ia.iter().any(Option::is_none) { a } else { b };
+        // Only indices loaded from memory (scatter through an index array):
+        // other non-affine forms are limits of the model, not evidence.
+        let loaded = |acc: &Acc, l: &[Option<Lin>]| {
+            acc.indices.iter().zip(l).any(|(e, l)| {
+                l.is_none()
+                    && cx
+                        .u
+                        .expr_from_memory
+                        .get(e.0 as usize)
+                        .copied()
+                        .unwrap_or(false)
+            })
+        };
+        if !loaded(a, &ia) && !loaded(b, &ib) {
+            return None;
+        }
+        Some(format!(
+            "the index of `{}` is not affine in the thread indices",
+            which.side.text
+        ))
+    };
+    if unknown.is_some() && !(a.side.is_write && b.side.is_write) {
+        return None;
+    }
+    // Field ranges inside the element must overlap.
+    if let (Some(sa), Some(sb)) = (a.bytes, b.bytes)
+        && a.elem == b.elem
+        && (a.field + sa <= b.field || b.field + sb <= a.field)
+    {
+        return None;
+    }
+    // Loops shared by both accesses whose body holds a barrier run in step.
+    let shared_loops: Vec<u32> = pa
+        .loops
+        .iter()
+        .filter(|l| pb.loops.contains(l) && cx.loops.get(l).is_some_and(|i| i.has_barrier))
+        .copied()
+        .collect();
+    let modes: Vec<bool> = {
+        let mut m = Vec::new();
+        if block_conc {
+            m.push(false);
+        }
+        if inter_block {
+            m.push(true);
+        }
+        m
+    };
+    let block_sym = |v: &[Option<Lin>]| {
+        v.iter()
+            .flatten()
+            .any(|l| l.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))))
+    };
+    let lockstep = cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write);
+    for between_blocks in modes {
+        // Opaque values that differ between blocks say nothing across blocks.
+        if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
+            continue;
+        }
+        // Lock-step warps: only threads of different warps race (or lanes
+        // writing in the same statement).
+        let dims: Vec<usize> = if lockstep && !between_blocks {
+            vec![3]
+        } else {
+            vec![0, 1, 2]
+        };
+        for d in dims {
+            let extent = if d == 3 {
+                2
+            } else if between_blocks {
+                cx.grid_dim(d).unwrap_or(if d == 0 { 2 } else { 1 })
+            } else {
+                cx.block_dim(d).unwrap_or(if d == 0 { 2 } else { 1 })
+            };
+            if extent < 2 {
+                continue;
+            }
+            for dir in [1i64, -1] {
+                if same && dir < 0 {
+                    continue;
+                }
+                let w = solve(
+                    cx,
+                    a,
+                    b,
+                    (&pa, &pb),
+                    (&ia, &ib),
+                    known,
+                    &shared_loops,
+                    between_blocks,
+                    d,
+                    dir,
+                );
+                if let Some((w, data_guard)) = w {
+                    let _ = f;
+                    let unknown = unknown.clone().or_else(|| {
+                        data_guard.then(|| {
+                            "a condition guarding them depends on data loaded from memory"
+                                .to_string()
+                        })
+                    });
+                    return Some(Race {
+                        first: a.side.clone(),
+                        second: b.side.clone(),
+                        space: a.space,
+                        array: a.side.text.split('[').next().unwrap_or("").to_string(),
+                        proven: known && !data_guard,
+                        witness: Some(w),
+                        unknown,
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve(
+    cx: &Cx<'_>,
+    a: &Acc,
+    b: &Acc,
+    places: (&Place, &Place),
+    idx: (&[Option<Lin>], &[Option<Lin>]),
+    known: bool,
+    shared_loops: &[u32],
+    between_blocks: bool,
+    d: usize,
+    dir: i64,
+) -> Option<(Witness, bool)> {
+    const BIG: f64 = 1_000_000.0;
+    let mut vars = ProblemVariables::new();
+    let mut tid = Vec::new();
+    let mut bid = Vec::new();
+    for _k in 0..2 {
+        let t: [Variable; 3] = std::array::from_fn(|dd| {
+            let hi = cx
+                .block_dim(dd)
+                .map(|v| v as f64 - 1.0)
+                .unwrap_or(if dd == 0 { 1023.0 } else { 0.0 });
+            vars.add(variable().integer().min(0.0).max(hi))
+        });
+        let bb: [Variable; 3] = std::array::from_fn(|dd| {
+            let hi = cx
+                .grid_dim(dd)
+                .map(|v| v as f64 - 1.0)
+                .unwrap_or(if dd == 0 { 65534.0 } else { 0.0 });
+            vars.add(variable().integer().min(0.0).max(hi))
+        });
+        tid.push(t);
+        bid.push(bb);
+    }
+    let mut inst = Inst {
+        vars,
+        map: BTreeMap::new(),
+        named: Vec::new(),
+        tid: [tid[0], tid[1]],
+        bid: [bid[0], bid[1]],
+        dropped: 0,
+    };
+    let mut cons: Vec<good_lp::Constraint> = Vec::new();
+    // Same block unless asked otherwise.
+    for dd in 0..3 {
+        if !between_blocks {
+            cons.push(constraint::eq(inst.bid[0][dd], inst.bid[1][dd]));
+        }
+    }
+    // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
+    let (x0, x1) = if d == 3 {
+        // Warp indices of the linear thread index.
+        let b = [0, 1, 2].map(|dd| cx.block_dim(dd).unwrap_or(1) as f64);
+        let mut w = Vec::new();
+        for k in 0..2 {
+            let wv = inst.vars.add(variable().integer().min(0.0).max(BIG));
+            let t = Expression::from(inst.tid[k][0])
+                + b[0] * inst.tid[k][1]
+                + b[0] * b[1] * inst.tid[k][2];
+            cons.push(constraint::leq(32.0 * wv, t.clone()));
+            cons.push(constraint::leq(t, 32.0 * wv + 31.0));
+            w.push(wv);
+        }
+        (w[0], w[1])
+    } else if between_blocks {
+        (inst.bid[0][d], inst.bid[1][d])
+    } else {
+        (inst.tid[0][d], inst.tid[1][d])
+    };
+    if dir > 0 {
+        cons.push(constraint::leq(Expression::from(x0) + 1.0, x1));
+    } else {
+        cons.push(constraint::leq(Expression::from(x1) + 1.0, x0));
+    }
+    let mut ok = true;
+    let mut to_expr =
+        |inst: &mut Inst, l: &Lin, k: u8, cons: &mut Vec<good_lp::Constraint>| -> Expression {
+            let mut e = Expression::from(l.c as f64);
+            for (atom, c) in &l.terms {
+                let v = atom_var(cx, inst, atom, k, shared_loops, between_blocks, cons, BIG);
+                e += (*c as f64) * v;
+            }
+            e
+        };
+    // Guards.
+    for (k, place) in [(0u8, places.0), (1u8, places.1)] {
+        for (g, val) in &place.guards {
+            guard_constraints(
+                cx,
+                &mut inst,
+                *g,
+                *val,
+                k,
+                &place.loops,
+                &mut cons,
+                &mut to_expr,
+                0,
+            );
+        }
+        // Loop bounds of the counters in scope.
+        for l in &place.loops {
+            if let Some(info) = cx.loops.get(l)
+                && let Some(v) = info.var
+            {
+                let _ = v;
+                let outer = &place.loops[..place.loops.iter().position(|x| x == l).unwrap_or(0)];
+                let Some(counter) = cx.counter(*l, outer, 0) else {
+                    continue;
+                };
+                let ce = to_expr(&mut inst, &counter, k, &mut cons);
+                if let Some((lo, adj)) = info.lower
+                    && let Some(lo) = cx.lin(lo, outer, 0)
+                {
+                    let le = to_expr(&mut inst, &lo, k, &mut cons);
+                    cons.push(constraint::geq(ce.clone(), le + adj as f64));
+                }
+                if let Some((hi, adj)) = info.upper
+                    && let Some(h) = cx.lin(hi, outer, 0)
+                {
+                    let he = to_expr(&mut inst, &h, k, &mut cons);
+                    cons.push(constraint::leq(ce, he + adj as f64));
+                }
+            }
+        }
+    }
+    // A thread-dependent guard that is not linear: whether two threads
+    // pass it is unknown, so nothing is claimed.
+    if inst.dropped & 1 != 0 {
+        return None;
+    }
+    // Addresses (for an unknown index, the components known on both sides
+    // must still agree).
+    if known || idx.0.len() == idx.1.len() {
+        let n = idx.0.len();
+        for i in 0..n {
+            let (Some(la), Some(lb)) = (&idx.0[i], &idx.1[i]) else {
+                if known {
+                    ok = false;
+                    break;
+                }
+                continue;
+            };
+            let ea = to_expr(&mut inst, la, 0, &mut cons);
+            let eb = to_expr(&mut inst, lb, 1, &mut cons);
+            let last = i + 1 == n;
+            match (last, a.elem, b.elem, a.bytes, b.bytes) {
+                (true, Some(ea_b), Some(eb_b), Some(sa), Some(sb)) if ea_b != eb_b || sa != sb => {
+                    // Byte ranges overlap.
+                    let start_a = ea * ea_b as f64 + a.field as f64;
+                    let start_b = eb * eb_b as f64 + b.field as f64;
+                    cons.push(constraint::leq(
+                        start_a.clone(),
+                        start_b.clone() + (sb as f64 - 1.0),
+                    ));
+                    cons.push(constraint::leq(start_b, start_a + (sa as f64 - 1.0)));
+                }
+                _ => cons.push(constraint::eq(ea, eb)),
+            }
+        }
+        if n == 0 {
+            // Scalars: always the same location.
+        }
+    }
+    if !ok {
+        return None;
+    }
+    let data_guard = inst.dropped & 2 != 0;
+    let Inst {
+        vars,
+        named,
+        tid,
+        bid,
+        ..
+    } = inst;
+    let mut model = vars
+        .minimise(Expression::from(0.0))
+        .using(microlp)
+        .with_time_limit(0.05);
+    for c in cons {
+        model = model.with(c);
+    }
+    let sol = model.solve().ok()?;
+    let val = |v: Variable| sol.value(v).round() as i64;
+    let threads = [
+        std::array::from_fn(|dd| val(tid[0][dd])),
+        std::array::from_fn(|dd| val(tid[1][dd])),
+    ];
+    let blocks = between_blocks.then(|| {
+        [
+            std::array::from_fn(|dd| val(bid[0][dd])),
+            std::array::from_fn(|dd| val(bid[1][dd])),
+        ]
+    });
+    let mut values: Vec<(String, i64)> = named.into_iter().map(|(n, v)| (n, val(v))).collect();
+    values.sort();
+    values.dedup();
+    Some((
+        Witness {
+            threads,
+            blocks,
+            values,
+        },
+        data_guard,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn atom_var(
+    cx: &Cx<'_>,
+    inst: &mut Inst,
+    atom: &Atom,
+    k: u8,
+    shared_loops: &[u32],
+    between_blocks: bool,
+    _cons: &mut Vec<good_lp::Constraint>,
+    big: f64,
+) -> Variable {
+    match atom {
+        Atom::Tid(d) => return inst.tid[k as usize][*d],
+        Atom::Bid(d) => return inst.bid[k as usize][*d],
+        Atom::Quot(x, c) => {
+            let per_thread = !x.invariant()
+                || (between_blocks && x.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))));
+            let copy = if per_thread { k } else { 0 };
+            if let Some(v) = inst.map.get(&(atom.clone(), copy)) {
+                return *v;
+            }
+            let mut xe = Expression::from(x.c as f64);
+            for (a, m) in &x.terms {
+                let v = atom_var(cx, inst, a, k, shared_loops, between_blocks, _cons, big);
+                xe += (*m as f64) * v;
+            }
+            let q = inst.vars.add(variable().integer().min(-big).max(big));
+            let c = *c as f64;
+            _cons.push(constraint::leq(c * q, xe.clone()));
+            _cons.push(constraint::leq(xe, c * q + (c - 1.0)));
+            inst.map.insert((atom.clone(), copy), q);
+            return q;
+        }
+        _ => {}
+    }
+    let copy = match atom {
+        Atom::Iter(l) if shared_loops.contains(l) && !between_blocks => 0,
+        Atom::Loop(_, l)
+            if shared_loops.contains(l)
+                && !between_blocks
+                && cx.loops.get(l).is_some_and(|i| i.start_uniform) =>
+        {
+            0
+        }
+        Atom::Loop(..) | Atom::Iter(_) => k,
+        Atom::Sym(_, true) if between_blocks => k,
+        _ => 0,
+    };
+    if let Some(v) = inst.map.get(&(atom.clone(), copy)) {
+        return *v;
+    }
+    let lo = if matches!(atom, Atom::Iter(_)) {
+        0.0
+    } else {
+        -big
+    };
+    let v = inst.vars.add(variable().integer().min(lo).max(big));
+    let name = match atom {
+        Atom::Iter(l) => {
+            let n = cx
+                .loops
+                .get(l)
+                .and_then(|i| i.var)
+                .map(|v| cx.f.var(v).name.clone())
+                .unwrap_or_default();
+            if copy == 0 {
+                format!("iteration of {n}")
+            } else {
+                format!("iteration of {n} (thread {})", copy + 1)
+            }
+        }
+        Atom::Loop(var, _) => {
+            let n = cx.f.var(VarId(*var)).name.clone();
+            if copy == 0 && k == 0 {
+                n
+            } else {
+                format!("{n} (thread {})", copy + 1)
+            }
+        }
+        Atom::Sym(s, _) => {
+            if copy == 0 {
+                s.clone()
+            } else {
+                format!("{s} (thread {})", copy + 1)
+            }
+        }
+        _ => String::new(),
+    };
+    inst.named.push((name, v));
+    inst.map.insert((atom.clone(), copy), v);
+    v
+}
+
+/// Add the linear constraints a guard implies (others are dropped, which
+/// only lets more threads in).
+#[allow(clippy::too_many_arguments)]
+fn guard_constraints(
+    cx: &Cx<'_>,
+    inst: &mut Inst,
+    g: ExprId,
+    val: bool,
+    k: u8,
+    loops: &[u32],
+    cons: &mut Vec<good_lp::Constraint>,
+    to_expr: &mut dyn FnMut(&mut Inst, &Lin, u8, &mut Vec<good_lp::Constraint>) -> Expression,
+    depth: u32,
+) {
+    if depth > 16 {
+        note_drop(cx, inst, g);
+        return;
+    }
+    let f = cx.f;
+    match &f.expr(g).kind {
+        ExprKind::Unary(UnOp::Not, a) => {
+            guard_constraints(cx, inst, *a, !val, k, loops, cons, to_expr, depth + 1)
+        }
+        ExprKind::Binary(BinOp::LogAnd, a, b) if val => {
+            guard_constraints(cx, inst, *a, true, k, loops, cons, to_expr, depth + 1);
+            guard_constraints(cx, inst, *b, true, k, loops, cons, to_expr, depth + 1);
+        }
+        ExprKind::Binary(BinOp::LogOr, a, b) if !val => {
+            guard_constraints(cx, inst, *a, false, k, loops, cons, to_expr, depth + 1);
+            guard_constraints(cx, inst, *b, false, k, loops, cons, to_expr, depth + 1);
+        }
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let (Some(la), Some(lb)) = (cx.lin(*a, loops, 0), cx.lin(*b, loops, 0)) else {
+                note_drop(cx, inst, g);
+                return;
+            };
+            // Normalise to la OP lb under `val`.
+            let op = if val {
+                *op
+            } else {
+                match op {
+                    BinOp::Lt => BinOp::Ge,
+                    BinOp::Le => BinOp::Gt,
+                    BinOp::Gt => BinOp::Le,
+                    BinOp::Ge => BinOp::Lt,
+                    BinOp::Eq => BinOp::Ne,
+                    _ => BinOp::Eq,
+                }
+            };
+            let ea = to_expr(inst, &la, k, cons);
+            let eb = to_expr(inst, &lb, k, cons);
+            match op {
+                BinOp::Lt => cons.push(constraint::leq(ea + 1.0, eb)),
+                BinOp::Le => cons.push(constraint::leq(ea, eb)),
+                BinOp::Gt => cons.push(constraint::geq(ea, eb + 1.0)),
+                BinOp::Ge => cons.push(constraint::geq(ea, eb)),
+                BinOp::Eq => cons.push(constraint::eq(ea, eb)),
+                _ => note_drop(cx, inst, g),
+            }
+        }
+        ExprKind::Cast(_, a) => {
+            guard_constraints(cx, inst, *a, val, k, loops, cons, to_expr, depth + 1)
+        }
+        _ => note_drop(cx, inst, g),
+    }
+}
+
+/// Record that guard `g` could not be modelled.
+fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId) {
+    if cx.u.is_uniform(g.0) {
+        return;
+    }
+    if cx
+        .u
+        .expr_from_memory
+        .get(g.0 as usize)
+        .copied()
+        .unwrap_or(false)
+    {
+        inst.dropped |= 2;
+    } else {
+        inst.dropped |= 1;
+    }
+}

@@ -1,0 +1,144 @@
+//! Synchronisation rules on fixtures of GPUVerify's and WEFT's shapes
+//! (tests/fixtures/sync, written for these tests): races with witnesses,
+//! refined barrier divergence, named-barrier errors, and their absence on
+//! the well-synchronised variants.
+
+use assert_cmd::Command;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// (function, rule, severity) of every synchronisation finding.
+fn findings() -> (BTreeSet<(String, String, String)>, Vec<serde_json::Value>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync");
+    let dir = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_file() {
+            std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let out = Command::cargo_bin("cudalog")
+        .unwrap()
+        .args(["check", "--format", "json", "--fail-on", "note"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let sync: Vec<serde_json::Value> = all
+        .into_iter()
+        .filter(|f| {
+            let r = f["rule"].as_str().unwrap();
+            r.ends_with("-race") || r.starts_with("named-barrier") || r == "barrier-divergence"
+        })
+        .collect();
+    let set = sync
+        .iter()
+        .map(|f| {
+            (
+                f["function"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (set, sync)
+}
+
+fn has(set: &BTreeSet<(String, String, String)>, func: &str, rule: &str, sev: &str) -> bool {
+    set.contains(&(func.into(), rule.into(), sev.into()))
+}
+
+fn none_in(set: &BTreeSet<(String, String, String)>, func: &str) -> bool {
+    !set.iter().any(|(f, _, _)| f == func)
+}
+
+#[test]
+fn races_are_found_with_witnesses_and_well_synchronised_kernels_are_clean() {
+    let (set, all) = findings();
+    assert!(has(&set, "same_slot", "shared-race", "error"), "{set:?}");
+    assert!(has(&set, "neighbour", "shared-race", "error"), "{set:?}");
+    assert!(
+        has(&set, "shared_scalar", "shared-race", "error"),
+        "{set:?}"
+    );
+    assert!(has(&set, "shift_left", "global-race", "error"), "{set:?}");
+    assert!(
+        has(&set, "block_local_index", "global-race", "error"),
+        "{set:?}"
+    );
+    assert!(has(&set, "atomic_slot", "global-race", "error"), "{set:?}");
+    for clean in [
+        "neighbour_synced",
+        "tree_reduce",
+        "one_writer",
+        "scale",
+        "grid_stride",
+        "handoff",
+    ] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    // The witness names two distinct threads that collide, and the second
+    // access is a related location.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "neighbour" && f["rule"] == "shared-race")
+        .unwrap();
+    let w = &f["facts"]["witness"]["threads"];
+    assert_ne!(w[0], w[1], "{f}");
+    let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
+    assert!((t0 - t1).abs() == 1, "neighbours collide: {f}");
+    assert!(f["facts"]["related_line"].as_u64().is_some(), "{f}");
+    // Races between blocks name the blocks.
+    let g = all
+        .iter()
+        .find(|f| f["function"] == "block_local_index")
+        .unwrap();
+    let b = &g["facts"]["witness"]["blocks"];
+    assert_ne!(b[0], b[1], "{g}");
+}
+
+#[test]
+fn barrier_divergence_is_refined() {
+    let (set, _) = findings();
+    // A grid barrier under a blockIdx-dependent condition.
+    assert!(
+        has(&set, "grid_sync_in_branch", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+    // A return before __syncthreads is a warning with its own wording.
+    assert!(
+        has(&set, "early_exit", "barrier-divergence", "warning"),
+        "{set:?}"
+    );
+    assert!(
+        !has(&set, "early_exit", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+    // A loop whose trip count differs per warp, holding a barrier: error.
+    assert!(
+        has(&set, "per_warp_loop", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn named_barrier_errors_follow_weft() {
+    let (set, _) = findings();
+    assert!(
+        has(&set, "crossed", "named-barrier-deadlock", "error"),
+        "{set:?}"
+    );
+    assert!(
+        has(&set, "three_for_two", "named-barrier-over-arrival", "error"),
+        "{set:?}"
+    );
+    assert!(
+        has(&set, "twice", "named-barrier-recycling", "error"),
+        "{set:?}"
+    );
+    assert!(
+        has(&set, "two_counts", "named-barrier-count-mismatch", "error"),
+        "{set:?}"
+    );
+    assert!(none_in(&set, "handoff"), "{set:?}");
+}
