@@ -63,8 +63,11 @@ fn example_findings_match_expected_exactly() {
         .stdout
         .clone();
     let found: Vec<serde_json::Value> = serde_json::from_slice(&out).unwrap();
+    let rules = implemented_rules();
+    // House-rule findings have their own table and test (tests/house_rules.rs).
     let got: BTreeSet<_> = found
         .iter()
+        .filter(|f| rules.contains(f["rule"].as_str().unwrap()))
         .map(|f| {
             (
                 f["file"].as_str().unwrap().to_string(),
@@ -75,7 +78,6 @@ fn example_findings_match_expected_exactly() {
             )
         })
         .collect();
-    let rules = implemented_rules();
     let want = expected(&rules);
     assert!(!want.is_empty());
     assert_eq!(

@@ -419,8 +419,8 @@ fn every_error_class_is_located() {
     assert_error(
         "a(X) :- accesses(function_id: X)\n",
         ErrorKind::Parse,
-        2,
         1,
+        33,
         &["expected"],
     );
     assert_error(

@@ -119,6 +119,10 @@ pub struct RulesConfig {
     /// Lint names whose findings are not reported (shipped or workspace).
     #[serde(default)]
     pub disable: Vec<String>,
+    /// Shipped lints that are off unless named here (see
+    /// [`crate::rules::shipped::OPT_IN`]).
+    #[serde(default)]
+    pub enable: Vec<String>,
 }
 
 /// The whole configuration.

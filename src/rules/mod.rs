@@ -56,8 +56,15 @@ impl RuleFiles {
     /// The shipped rules, `root/.cudalog/rules/*.dl` and the paths of
     /// `[rules] paths` (files, or folders whose `*.dl` are taken).
     pub fn discover(root: &Path, config: &Config) -> RuleFiles {
+        let mut disabled = config.rules.disable.clone();
+        for name in shipped::OPT_IN {
+            if !config.rules.enable.iter().any(|e| e == name) && !disabled.iter().any(|d| d == name)
+            {
+                disabled.push(name.to_string());
+            }
+        }
         let mut out = RuleFiles {
-            disabled: config.rules.disable.clone(),
+            disabled,
             ..RuleFiles::default()
         };
         for (path, text) in shipped::SHIPPED {

@@ -360,8 +360,16 @@ impl Parser<'_> {
         RuleError::at(self.src, span, ErrorKind::Parse, msg)
     }
     fn unexpected(&self, wanted: &str) -> RuleError {
+        // At the end of the file, point just past the last token (where the
+        // missing text belongs), not at an empty line after it.
+        let span = if self.peek() == &Tok::Eof && self.pos > 0 {
+            let end = self.prev_span().end;
+            Span::new(end, end)
+        } else {
+            self.span()
+        };
         self.error(
-            self.span(),
+            span,
             format!("expected {wanted}, found {}", describe(self.peek())),
         )
     }
