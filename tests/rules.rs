@@ -417,11 +417,11 @@ fn assert_error(text: &str, kind: ErrorKind, line: u32, col: u32, words: &[&str]
 #[test]
 fn every_error_class_is_located() {
     assert_error(
-        "a(X) :- accesses(function_id: X)\n",
+        "a(X) :- accesses(function_id: X) b(X).\n",
         ErrorKind::Parse,
-        2,
         1,
-        &["expected"],
+        34,
+        &["expected", "found"],
     );
     assert_error(
         ".decl a(x: number)\na(X) :-\n  acesses(function_id: X).\n",
