@@ -116,7 +116,8 @@ fn assert_code_scanning_fields(doc: &Value) {
         assert!(uri.as_str().unwrap().starts_with("https://"));
     }
     let rules = driver["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), cudalog::check::RULES.len());
+    // Built-in rules first, then the house rules that have results.
+    assert!(rules.len() >= cudalog::check::RULES.len());
     for (r, info) in rules.iter().zip(cudalog::check::RULES) {
         assert_eq!(r["id"], info.id);
         text(&r["shortDescription"], "shortDescription");
@@ -157,7 +158,7 @@ fn clean_kernel_sarif_matches_the_schema() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("ok.cu"),
-        "__global__ void k(float* d) { __syncthreads(); d[threadIdx.x] = 0; }\n",
+        "__global__ void __launch_bounds__(256) k(float* d) { __syncthreads(); d[threadIdx.x] = 0; }\n",
     )
     .unwrap();
     let doc = check_sarif(dir.path(), 0);
