@@ -44,9 +44,10 @@ fn run(text: &str) -> BTreeMap<String, Tuples> {
 fn errors_on(conn: &Connection, text: &str) -> Vec<RuleError> {
     let schema = StoreSchema::read(conn).unwrap();
     let src = RuleSource::new("bad.dl", Origin::CommandLine, text);
-    compile(&src, &schema)
-        .err()
-        .expect("the program is rejected")
+    match compile(&src, &schema) {
+        Ok(_) => panic!("the program is rejected"),
+        Err(e) => e,
+    }
 }
 
 /// The first error of `text` (checked against a new store's tables).
@@ -602,9 +603,7 @@ fn rule_strategy() -> impl Strategy<Value = Rule> {
                 v
             };
             let pick = |k: usize| -> Arg {
-                if bound.is_empty() {
-                    Arg::Const(k as i64 % DOMAIN)
-                } else if k >= 6 {
+                if bound.is_empty() || k >= 6 {
                     Arg::Const(k as i64 % DOMAIN)
                 } else {
                     Arg::Var(bound[k % bound.len()])
