@@ -44,9 +44,10 @@ fn run(text: &str) -> BTreeMap<String, Tuples> {
 fn errors_on(conn: &Connection, text: &str) -> Vec<RuleError> {
     let schema = StoreSchema::read(conn).unwrap();
     let src = RuleSource::new("bad.dl", Origin::CommandLine, text);
-    compile(&src, &schema)
-        .err()
-        .expect("the program is rejected")
+    match compile(&src, &schema) {
+        Ok(_) => panic!("the program is rejected"),
+        Err(e) => e,
+    }
 }
 
 /// The first error of `text` (checked against a new store's tables).
@@ -417,11 +418,19 @@ fn assert_error(text: &str, kind: ErrorKind, line: u32, col: u32, words: &[&str]
 #[test]
 fn every_error_class_is_located() {
     assert_error(
+        "a(X) :- accesses(function_id: X) b(X).\n",
+        ErrorKind::Parse,
+        1,
+        34,
+        &["expected", "found"],
+    );
+    // At the end of the file: just past the last token, not an empty line.
+    assert_error(
         "a(X) :- accesses(function_id: X)\n",
         ErrorKind::Parse,
         1,
         33,
-        &["expected"],
+        &["expected", "end of the file"],
     );
     assert_error(
         ".decl a(x: number)\na(X) :-\n  acesses(function_id: X).\n",
@@ -602,9 +611,7 @@ fn rule_strategy() -> impl Strategy<Value = Rule> {
                 v
             };
             let pick = |k: usize| -> Arg {
-                if bound.is_empty() {
-                    Arg::Const(k as i64 % DOMAIN)
-                } else if k >= 6 {
+                if bound.is_empty() || k >= 6 {
                     Arg::Const(k as i64 % DOMAIN)
                 } else {
                     Arg::Var(bound[k % bound.len()])

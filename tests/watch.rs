@@ -367,7 +367,7 @@ fn a_house_rule_added_while_watching_runs_at_once() {
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
     std::fs::copy(&rule, &to).unwrap();
     let r = session
-        .apply(&batch(&[to.clone()]))
+        .apply(&batch(std::slice::from_ref(&to)))
         .unwrap()
         .expect("the rule ran");
     assert_eq!(r.files_changed, 0, "{r:?}");

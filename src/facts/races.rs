@@ -212,6 +212,10 @@ struct Cx<'a> {
     loops: HashMap<u32, LoopInfo>,
 }
 
+/// Turns a linear form into an LP expression (adding the constraints it
+/// needs) for one of the two thread instances.
+type ToExpr<'a> = dyn FnMut(&mut Inst, &Lin, u8, &mut Vec<good_lp::Constraint>) -> Expression + 'a;
+
 fn dim_index(d: Dim) -> usize {
     match d {
         Dim::X => 0,
@@ -595,7 +599,7 @@ impl<'a> Cx<'a> {
         }
         let f = self.f;
         let uniform = self.u.is_uniform(e.0);
-        let r = match &f.expr(e).kind {
+        match &f.expr(e).kind {
             ExprKind::Int(v) => Some(Lin::constant(*v)),
             ExprKind::Bool(b) => Some(Lin::constant(i64::from(*b))),
             ExprKind::SizeOf(Some(n)) => i64::try_from(*n).ok().map(Lin::constant),
@@ -701,7 +705,7 @@ impl<'a> Cx<'a> {
                 // same old value to two threads.
                 if matches!(base, "atomicAdd" | "atomicSub")
                     && args.len() == 2
-                    && !super::barriers::const_value(f, args[1]).is_some_and(|k| k != 0)
+                    && super::barriers::const_value(f, args[1]).is_none_or(|k| k == 0)
                 {
                     Some(Lin::atom(Atom::Sym(f.expr_text(e), false)))
                 } else if uniform && !base.starts_with("atomic") {
@@ -712,8 +716,7 @@ impl<'a> Cx<'a> {
             }
             _ if uniform => Some(self.sym(e)),
             _ => None,
-        };
-        r
+        }
     }
 }
 
@@ -974,10 +977,7 @@ fn check_pair(
         None
     } else {
         // Possible only against a write by another access.
-        if same || !(a.side.is_write && b.side.is_write) && !(a.side.is_write || b.side.is_write) {
-            return None;
-        }
-        if same {
+        if same || (!a.side.is_write && !b.side.is_write) {
             return None;
         }
         let which = if ia.iter().any(Option::is_none) { a } else { b };
@@ -1409,7 +1409,7 @@ fn guard_constraints(
     k: u8,
     loops: &[u32],
     cons: &mut Vec<good_lp::Constraint>,
-    to_expr: &mut dyn FnMut(&mut Inst, &Lin, u8, &mut Vec<good_lp::Constraint>) -> Expression,
+    to_expr: &mut ToExpr<'_>,
     depth: u32,
 ) {
     if depth > 16 {

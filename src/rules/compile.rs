@@ -308,6 +308,7 @@ pub fn compile(src: &RuleSource, schema: &StoreSchema) -> Result<Program, Vec<Ru
     let mut rules = Vec::new();
     for item in &items {
         match item {
+            #[allow(clippy::collapsible_match)]
             Item::Input(rel) => {
                 if cx.schema.table(&rel.name).is_none() {
                     let msg = if cx.by_name.contains_key(&rel.name) {

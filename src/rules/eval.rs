@@ -598,7 +598,7 @@ impl Planner<'_> {
         body: &[CLit],
         delta: Option<usize>,
         in_stratum: &dyn Fn(RelId) -> bool,
-        bound: &mut Vec<bool>,
+        bound: &mut [bool],
     ) -> Vec<Step> {
         let mut steps = Vec::new();
         let mut done = vec![false; body.len()];
@@ -641,6 +641,7 @@ impl Planner<'_> {
                 }
             }
             // The next atom.
+            #[allow(clippy::type_complexity)]
             let mut best: Option<(
                 usize,
                 (usize, std::cmp::Reverse<usize>, std::cmp::Reverse<usize>),

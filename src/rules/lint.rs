@@ -82,7 +82,7 @@ pub fn lint_findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for lint in &prog.lints {
-        if disabled.iter().any(|d| *d == lint.name) {
+        if disabled.contains(&lint.name) {
             continue;
         }
         for t in ev.rels[lint.rel].iter() {
