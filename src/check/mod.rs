@@ -145,6 +145,8 @@ pub fn function_findings(
                 ", using {k} B (at offset {off}) of each {e}-byte element"
             ));
         }
+        let cm = a.cost;
+        let (sb, lb) = (cm.sector_bytes, cm.line_bytes);
         let (rule, severity, message, sectors_json) = match &g.sectors {
             crate::facts::coalescing::Sectors::Unknown => continue,
             crate::facts::coalescing::Sectors::DataDependent => (
@@ -152,9 +154,11 @@ pub fn function_findings(
                 Severity::Warning,
                 format!(
                     "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
-                     may touch up to 32 sectors of 32 B where {} would hold its {} B",
-                    g.min_sectors.max(((32 * k).div_ceil(32)) as u32),
-                    32 * k
+                     may touch up to {} sectors of {sb} B where {} would hold its {} B",
+                    u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
+                    g.min_sectors
+                        .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
+                    u64::from(cm.warp) * k
                 ),
                 serde_json::json!({"data_dependent": true}),
             ),
@@ -162,7 +166,7 @@ pub fn function_findings(
                 "uncoalesced-global",
                 Severity::Warning,
                 format!(
-                    "{rw} of `{target}`: one warp touches up to {n} sectors of 32 B where {} would hold \
+                    "{rw} of `{target}`: one warp touches up to {n} sectors of {sb} B where {} would hold \
                      the same bytes; cause: {cause}",
                     g.min_sectors
                 ),
@@ -179,8 +183,8 @@ pub fn function_findings(
                         "uncoalesced-global",
                         Severity::Warning,
                         format!(
-                            "{rw} of `{target}`: one warp touches {aligned} sectors of 32 B ({lines} lines \
-                             of 128 B) where {} would hold the same bytes; cause: {pattern}",
+                            "{rw} of `{target}`: one warp touches {aligned} sectors of {sb} B ({lines} lines \
+                             of {lb} B) where {} would hold the same bytes; cause: {pattern}",
                             g.min_sectors
                         ),
                         serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
@@ -277,10 +281,13 @@ pub fn function_findings(
         let acc = &f.accesses[sc.access];
         let (line, col) = abs(&acc.span);
         let rw = if acc.is_write { "write" } else { "read" };
-        let stride = sc
-            .word_stride
-            .map(|s| format!("word stride {s} between lanes"))
-            .unwrap_or_default();
+        let stride = match (&sc.symbolic, sc.word_stride) {
+            (Some(sym), _) => format!("symbolic stride factor {sym}"),
+            (None, Some(s)) => format!("word stride {s} between lanes"),
+            _ => String::new(),
+        };
+        let up_to = if sc.up_to { "up to a " } else { "" };
+        let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
         out.push(Finding {
             rule: "shared-bank-conflict".into(),
             severity: Severity::Warning,
@@ -292,8 +299,8 @@ pub fn function_findings(
             function: name.clone(),
             function_key: key.clone(),
             message: format!(
-                "{rw} of `{}{}`: {degree}-way bank conflict ({stride}; 32 banks of 4 B), \
-                 the warp's access is replayed {degree} times",
+                "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
+                 the warp's access is replayed {up_to}{degree} times",
                 acc.array, acc.index_text
             ),
             facts: serde_json::json!({
@@ -301,6 +308,8 @@ pub fn function_findings(
                 "index": acc.index_text,
                 "dims": acc.dims,
                 "degree": degree,
+                "up_to": sc.up_to,
+                "symbolic": sc.symbolic,
                 "word_stride": sc.word_stride,
                 "block_dims": a.launch.block,
             }),

@@ -10,11 +10,13 @@ pub mod args;
 pub mod banks;
 pub mod barriers;
 pub mod coalescing;
+pub mod cost;
 pub mod dataflow;
 pub mod divergence;
 pub mod intervals;
 pub mod lanes;
 pub mod launch;
+pub mod loops;
 pub mod relations;
 pub mod stride;
 pub mod uniformity;
@@ -53,6 +55,10 @@ pub struct Analysis {
     pub access_space: Vec<crate::ir::MemSpace>,
     /// Arguments at each call site, for the callees' [`ParamFacts`].
     pub call_args: Vec<CallArgs>,
+    /// The cost model the coalescing and bank facts were computed under.
+    pub cost: cost::CostModel,
+    /// Loops and their induction variables.
+    pub loops: loops::LoopFacts,
 }
 
 /// What the callers of a device function tell it about its parameters
@@ -130,24 +136,38 @@ impl Analysis {
         Analysis::compute_with(f, launch, callees, &ParamFacts::default())
     }
 
-    /// Run every program on `f`, with what its callers say of its parameters.
+    /// Run every program on `f`, with what its callers say of its parameters,
+    /// under the default cost model.
     pub fn compute_with(
         f: &Function,
         launch: LaunchDims,
         callees: &Callees,
         params: &ParamFacts,
     ) -> Analysis {
+        Analysis::compute_with_cost(f, launch, callees, params, &cost::CostModel::default())
+    }
+
+    /// Run every program on `f`, with what its callers say of its
+    /// parameters, under the cost model `cost` (`[cost]` of `cudalog.toml`).
+    pub fn compute_with_cost(
+        f: &Function,
+        launch: LaunchDims,
+        callees: &Callees,
+        params: &ParamFacts,
+        cost: &cost::CostModel,
+    ) -> Analysis {
         let r = relations::build_with(f, callees, &params.dims);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
         let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch, callees);
-        let cx = stride::AffineCx::with_params(f, &r, &uniformity, launch, callees, params);
+        let loops = loops::LoopFacts::compute(f, &r, &uniformity, &launch);
+        let cx = stride::AffineCx::with_loops(f, &r, &uniformity, launch, callees, params, &loops);
         let access_space = args::access_spaces(f, params);
         let mut single_thread = std::collections::BTreeSet::new();
         if let Some(b) = f.body {
             mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
         let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
-        let active = lanes::ActiveLanes::compute(f, &cx, &launch);
+        let active = lanes::ActiveLanes::compute_for_warp(f, &cx, &launch, cost.warp);
         let global = coalescing::global_costs(
             f,
             &uniformity,
@@ -156,6 +176,7 @@ impl Analysis {
             &access_space,
             &active,
             &in_single,
+            cost,
         );
         let shared = banks::shared_costs(
             f,
@@ -165,6 +186,7 @@ impl Analysis {
             &active,
             &access_space,
             &in_single,
+            cost,
         );
         let call_args = args::call_args(f, &uniformity, &cx, params);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
@@ -181,6 +203,8 @@ impl Analysis {
             params: params.clone(),
             access_space,
             call_args,
+            cost: *cost,
+            loops,
         }
     }
 }
