@@ -108,6 +108,41 @@ pub struct Finding {
     pub suppressed: bool,
 }
 
+/// The message of a `divergent-branch` finding (issue 8, class 6): says
+/// what is actually serialised — both paths of an `if`/`else`, the taken
+/// side of a one-sided `if`, the extra iterations of a loop, or the one
+/// partial last iteration of a block-/grid-stride loop (`tail`: whether its
+/// step involves `gridDim`).
+fn divergence_message(
+    f: &crate::ir::Function,
+    b: &crate::facts::divergence::BranchFact,
+    cond: &str,
+    dims: &str,
+    region: &str,
+    tail: Option<bool>,
+) -> String {
+    use crate::ir::StmtKind;
+    if let Some(grid) = tail {
+        let kind = if grid { "grid" } else { "block" };
+        return format!(
+            "`{cond}`: {kind}-stride loop; the lanes of a warp start less than one step apart, so \
+             their trip counts differ by at most one: only the last iteration runs with some \
+             lanes idle (cost: one partial iteration)"
+        );
+    }
+    let what = match (&f.stmt(b.stmt).kind, b.in_expression) {
+        (_, true) => "which then evaluate both operands one after the other",
+        (StmtKind::If { els: None, .. }, false) => {
+            "and the lanes that take the branch run it while the others wait"
+        }
+        (StmtKind::If { .. } | StmtKind::Switch { .. }, false) => {
+            "which then run both paths one after the other"
+        }
+        _ => "and the lanes that keep looping run the extra iterations while the others wait",
+    };
+    format!("`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}")
+}
+
 /// The findings of one kernel or device function `f` with its analysis
 /// `a`. Lines are relative to the function: line 1 is its first line (the
 /// caller adds the function's 0-based start line); `file` and
@@ -228,8 +263,11 @@ pub fn function_findings(
         });
     }
     for b in &a.branches {
-        let crate::facts::divergence::BranchKind::Divergent { memory, looping } = b.kind else {
-            continue;
+        use crate::facts::divergence::BranchKind;
+        let (memory, looping, tail) = match b.kind {
+            BranchKind::Divergent { memory, looping } => (memory, looping, None),
+            BranchKind::StrideTail { grid, memory } => (memory, true, Some(grid)),
+            _ => continue,
         };
         let span = if b.in_expression {
             f.expr(b.cond).span
@@ -237,7 +275,7 @@ pub fn function_findings(
             f.stmt(b.stmt).span
         };
         let (line, col) = abs(&span);
-        let severity = if memory || looping {
+        let severity = if tail.is_none() && (memory || looping) {
             Severity::Warning
         } else {
             Severity::Note
@@ -260,15 +298,13 @@ pub fn function_findings(
             end_col: col + 1,
             function: name.clone(),
             function_key: key.clone(),
-            message: format!(
-                "`{cond_text}` depends on {dims} and can differ between the threads of a warp, \
-                 which then run both paths one after the other{region}"
-            ),
+            message: divergence_message(f, b, &cond_text, &dims, region, tail),
             facts: serde_json::json!({
                 "condition": cond_text,
                 "depends_on": dims,
                 "memory": memory,
                 "loop": looping,
+                "stride_tail": tail.is_some(),
                 "block_dims": a.launch.block,
             }),
         });

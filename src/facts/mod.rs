@@ -17,6 +17,7 @@ pub mod intervals;
 pub mod lanes;
 pub mod launch;
 pub mod loops;
+pub mod coop;
 pub mod relations;
 pub mod stride;
 pub mod uniformity;
@@ -189,7 +190,7 @@ impl Analysis {
             cost,
         );
         let call_args = args::call_args(f, &uniformity, &cx, params);
-        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
+        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
         Analysis {
             launch,
