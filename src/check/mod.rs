@@ -67,7 +67,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "divergent-branch",
         severity: Severity::Warning,
-        summary: "a branch can split a warp, serialising both paths",
+        summary: "a branch can split a warp, serialising what the lanes disagree on",
     },
     RuleInfo {
         id: "shared-bank-conflict",
@@ -131,7 +131,10 @@ fn divergence_message(
         );
     }
     let what = match (&f.stmt(b.stmt).kind, b.in_expression) {
-        (_, true) => "which then evaluate both operands one after the other",
+        (_, true) => {
+            "which then evaluate both operands one after the other (usually compiled to a \
+             select or a short predicated sequence, so cheap)"
+        }
         (StmtKind::If { els: None, .. }, false) => {
             "and the lanes that take the branch run it while the others wait"
         }
@@ -140,7 +143,9 @@ fn divergence_message(
         }
         _ => "and the lanes that keep looping run the extra iterations while the others wait",
     };
-    format!("`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}")
+    format!(
+        "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
+    )
 }
 
 /// The findings of one kernel or device function `f` with its analysis
@@ -275,7 +280,9 @@ pub fn function_findings(
             f.stmt(b.stmt).span
         };
         let (line, col) = abs(&span);
-        let severity = if tail.is_none() && (memory || looping) {
+        // A divergent `?:`/`&&`/`||` is a select or a short predicated
+        // sequence: cheap, so a note whatever its operands read.
+        let severity = if tail.is_none() && !b.in_expression && (memory || looping) {
             Severity::Warning
         } else {
             Severity::Note

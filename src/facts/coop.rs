@@ -10,7 +10,10 @@ use crate::ir::{ExprId, ExprKind, Function, StmtKind, Type, VarId};
 /// not a plain one (compound assignment, `++`, address taken as an
 /// argument is not tracked) or when the variable is a parameter.
 pub fn var_definitions(f: &Function, v: VarId) -> Vec<ExprId> {
-    if f.vars.get(v.0 as usize).is_none_or(|x| x.param_position.is_some()) {
+    if f.vars
+        .get(v.0 as usize)
+        .is_none_or(|x| x.param_position.is_some())
+    {
         return Vec::new();
     }
     let mut out = Vec::new();
@@ -28,7 +31,9 @@ pub fn var_definitions(f: &Function, v: VarId) -> Vec<ExprId> {
     for e in &f.exprs {
         match &e.kind {
             ExprKind::Assign { op: None, lhs, rhs } if is_v(*lhs) => out.push(*rhs),
-            ExprKind::Assign { op: Some(_), lhs, .. } if is_v(*lhs) => return Vec::new(),
+            ExprKind::Assign {
+                op: Some(_), lhs, ..
+            } if is_v(*lhs) => return Vec::new(),
             ExprKind::IncDec { target, .. } if is_v(*target) => return Vec::new(),
             ExprKind::Unary(crate::ir::UnOp::AddrOf, x) if is_v(*x) => return Vec::new(),
             _ => {}

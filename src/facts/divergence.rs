@@ -3,10 +3,10 @@
 
 use super::affine::Coef;
 use super::barriers::{LaunchDims, warp_uniform};
+use super::loops::{LoopFacts, LoopKind, StepOp};
 use super::relations::Relations;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
-use super::loops::{LoopFacts, LoopKind, StepOp};
 use crate::ir::{BinOp, Builtin, Dim, ExprId, ExprKind, Function, StmtId, StmtKind, UnOp};
 
 /// How a branch condition behaves within warps.
@@ -185,7 +185,13 @@ pub fn single_thread_cond(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, 
 /// index with `m ≥ 32` a multiple of 32, a cooperative group's
 /// `thread_rank()` (of a group of at least a warp), or a variable every
 /// definition of which is one of these.
-fn lane_distinct(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, e: ExprId, depth: u32) -> bool {
+fn lane_distinct(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    e: ExprId,
+    depth: u32,
+) -> bool {
     if depth > 4 {
         return false;
     }
@@ -262,6 +268,97 @@ fn group_call(f: &Function, e: ExprId) -> Option<(&str, Option<ExprId>)> {
     Some((base, group))
 }
 
+/// Whether expression `e` (following local variables' definitions a few
+/// levels) contains a node `want` accepts.
+fn expr_mentions(f: &Function, e: ExprId, want: &dyn Fn(&ExprKind) -> bool) -> bool {
+    let mut stack = vec![(e, 0u32)];
+    while let Some((x, d)) = stack.pop() {
+        let k = &f.expr(x).kind;
+        if want(k) {
+            return true;
+        }
+        if let ExprKind::Var(v) = k
+            && d < 4
+        {
+            stack.extend(
+                super::coop::var_definitions(f, *v)
+                    .into_iter()
+                    .map(|y| (y, d + 1)),
+            );
+        }
+        stack.extend(f.child_exprs(x).into_iter().map(|y| (y, d)));
+    }
+    false
+}
+
+/// A block-/warp-stride pair recognised from the syntax: a start that
+/// is a group's `thread_rank()` (or `threadIdx.x`) and a step that is that
+/// group's `size()`/`num_threads()` (or involves `blockDim.x`, `warpSize`,
+/// a constant covering the warp), with a common uniform factor on both
+/// sides stripped (`threadIdx.x * S` / `32 * S`). Local variables are
+/// followed through their definitions.
+fn structural_stride(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    init: ExprId,
+    step: ExprId,
+    depth: u32,
+) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    let single_def = |e: ExprId| match f.expr(e).kind {
+        ExprKind::Var(v) => match super::coop::var_definitions(f, v).as_slice() {
+            [d] => Some(*d),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(d) = single_def(init) {
+        return structural_stride(f, cx, launch, d, step, depth + 1);
+    }
+    if let Some(d) = single_def(step) {
+        return structural_stride(f, cx, launch, init, d, depth + 1);
+    }
+    if let (ExprKind::Binary(BinOp::Mul, a, b), ExprKind::Binary(BinOp::Mul, c, d)) =
+        (&f.expr(init).kind, &f.expr(step).kind)
+    {
+        let t = |e: &ExprId| f.expr_text(*e);
+        for (i, s, fi, fs) in [(a, c, b, d), (a, d, b, c), (b, c, a, d), (b, d, a, c)] {
+            if t(fi) == t(fs) && cx.form(*fi).is_invariant() {
+                return structural_stride(f, cx, launch, *i, *s, depth + 1);
+            }
+        }
+        return false;
+    }
+    // The start: a group's rank, or threadIdx.x.
+    if let Some((m, g)) = group_call(f, init)
+        && m == "thread_rank"
+    {
+        let size_of_same = group_call(f, step).is_some_and(|(m2, g2)| {
+            matches!(m2, "size" | "num_threads")
+                && g.map(|x| f.expr_text(x)) == g2.map(|x| f.expr_text(x))
+        });
+        return size_of_same;
+    }
+    if !matches!(
+        f.expr(init).kind,
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
+    ) {
+        return false;
+    }
+    let sf = cx.form(step);
+    let span = launch.block[0].map_or(32, |bx| (bx as i64).min(32));
+    (sf.is_invariant() && sf.rest_multiple == 0 && sf.offset.is_some_and(|c| c >= span))
+        || expr_mentions(f, step, &|k| {
+            matches!(
+                k,
+                ExprKind::Builtin(Builtin::BlockDim(Dim::X)) | ExprKind::Builtin(Builtin::WarpSize)
+            )
+        })
+}
+
 /// Whether the loop at `s` (with condition `cond`) is a block-, grid- or
 /// warp-stride loop: its guard variable starts at `k·threadIdx.x + u` (u
 /// uniform) and steps by a uniform amount at least the spread of the
@@ -277,15 +374,30 @@ fn stride_loop(
     cond: ExprId,
 ) -> Option<bool> {
     let l = loops.get(s)?;
-    if l.kind != LoopKind::ThreadInit || l.cond != Some(cond) {
+    if l.cond != Some(cond) {
         return None;
     }
     let g = l.guard.as_ref()?;
-    if !matches!(g.op, BinOp::Lt | BinOp::Le | BinOp::Ne) {
+    if !matches!(g.op, BinOp::Lt | BinOp::Le) {
         return None;
     }
     let iv = l.vars.iter().find(|v| v.var == g.var)?;
     if iv.op != StepOp::Add || !cx.form(g.bound).is_invariant() {
+        return None;
+    }
+    let grid_in = |e: ExprId| {
+        expr_mentions(f, e, &|k| {
+            matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+        })
+    };
+    // Structural match first: `g.thread_rank()` stepping by `g.size()`,
+    // `threadIdx.x * S` stepping by `blockDim.x * S` / `32 * S`.
+    if let (Some(init), Some(step)) = (iv.init, iv.step)
+        && structural_stride(f, cx, launch, init, step, 0)
+    {
+        return Some(l.grid_stride || grid_in(step));
+    }
+    if l.kind != LoopKind::ThreadInit {
         return None;
     }
     let init = cx.form(iv.init?);
@@ -300,16 +412,7 @@ fn stride_loop(
     if !sf.is_invariant() {
         return None;
     }
-    let mentions = |want: &dyn Fn(&ExprKind) -> bool| {
-        let mut stack = vec![step];
-        while let Some(x) = stack.pop() {
-            if want(&f.expr(x).kind) {
-                return true;
-            }
-            stack.extend(f.child_exprs(x));
-        }
-        false
-    };
+    let mentions = |want: &dyn Fn(&ExprKind) -> bool| expr_mentions(f, step, want);
     let grid = l.grid_stride || mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::GridDim(_))));
     // Lanes of one warp span at most min(32, blockDim.x) values of threadIdx.x.
     let span = k * launch.block[0].map_or(32, |bx| (bx as i64).min(32));
