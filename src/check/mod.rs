@@ -69,7 +69,7 @@ pub const RULES: &[RuleInfo] = &[
     RuleInfo {
         id: "divergent-branch",
         severity: Severity::Warning,
-        summary: "a branch can split a warp, serialising both paths",
+        summary: "a branch can split a warp, serialising what the lanes disagree on",
     },
     RuleInfo {
         id: "shared-bank-conflict",
@@ -151,6 +151,46 @@ pub struct Finding {
     pub suppressed: bool,
 }
 
+/// The message of a `divergent-branch` finding (issue 8, class 6): says
+/// what is actually serialised — both paths of an `if`/`else`, the taken
+/// side of a one-sided `if`, the extra iterations of a loop, or the one
+/// partial last iteration of a block-/grid-stride loop (`tail`: whether its
+/// step involves `gridDim`).
+fn divergence_message(
+    f: &crate::ir::Function,
+    b: &crate::facts::divergence::BranchFact,
+    cond: &str,
+    dims: &str,
+    region: &str,
+    tail: Option<bool>,
+) -> String {
+    use crate::ir::StmtKind;
+    if let Some(grid) = tail {
+        let kind = if grid { "grid" } else { "block" };
+        return format!(
+            "`{cond}`: {kind}-stride loop; the lanes of a warp start less than one step apart, so \
+             their trip counts differ by at most one: only the last iteration runs with some \
+             lanes idle (cost: one partial iteration)"
+        );
+    }
+    let what = match (&f.stmt(b.stmt).kind, b.in_expression) {
+        (_, true) => {
+            "which then evaluate both operands one after the other (usually compiled to a \
+             select or a short predicated sequence, so cheap)"
+        }
+        (StmtKind::If { els: None, .. }, false) => {
+            "and the lanes that take the branch run it while the others wait"
+        }
+        (StmtKind::If { .. } | StmtKind::Switch { .. }, false) => {
+            "which then run both paths one after the other"
+        }
+        _ => "and the lanes that keep looping run the extra iterations while the others wait",
+    };
+    format!(
+        "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
+    )
+}
+
 /// The findings of one kernel or device function `f` with its analysis
 /// `a`. Lines are relative to the function: line 1 is its first line (the
 /// caller adds the function's 0-based start line); `file` and
@@ -188,6 +228,8 @@ pub fn function_findings(
                 ", using {k} B (at offset {off}) of each {e}-byte element"
             ));
         }
+        let cm = a.cost;
+        let (sb, lb) = (cm.sector_bytes, cm.line_bytes);
         let (rule, severity, message, sectors_json) = match &g.sectors {
             crate::facts::coalescing::Sectors::Unknown => continue,
             crate::facts::coalescing::Sectors::DataDependent => (
@@ -195,9 +237,11 @@ pub fn function_findings(
                 Severity::Warning,
                 format!(
                     "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
-                     may touch up to 32 sectors of 32 B where {} would hold its {} B",
-                    g.min_sectors.max(((32 * k).div_ceil(32)) as u32),
-                    32 * k
+                     may touch up to {} sectors of {sb} B where {} would hold its {} B",
+                    u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
+                    g.min_sectors
+                        .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
+                    u64::from(cm.warp) * k
                 ),
                 serde_json::json!({"data_dependent": true}),
             ),
@@ -205,7 +249,7 @@ pub fn function_findings(
                 "uncoalesced-global",
                 Severity::Warning,
                 format!(
-                    "{rw} of `{target}`: one warp touches up to {n} sectors of 32 B where {} would hold \
+                    "{rw} of `{target}`: one warp touches up to {n} sectors of {sb} B where {} would hold \
                      the same bytes; cause: {cause}",
                     g.min_sectors
                 ),
@@ -222,8 +266,8 @@ pub fn function_findings(
                         "uncoalesced-global",
                         Severity::Warning,
                         format!(
-                            "{rw} of `{target}`: one warp touches {aligned} sectors of 32 B ({lines} lines \
-                             of 128 B) where {} would hold the same bytes; cause: {pattern}",
+                            "{rw} of `{target}`: one warp touches {aligned} sectors of {sb} B ({lines} lines \
+                             of {lb} B) where {} would hold the same bytes; cause: {pattern}",
                             g.min_sectors
                         ),
                         serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
@@ -267,8 +311,11 @@ pub fn function_findings(
         });
     }
     for b in &a.branches {
-        let crate::facts::divergence::BranchKind::Divergent { memory, looping } = b.kind else {
-            continue;
+        use crate::facts::divergence::BranchKind;
+        let (memory, looping, tail) = match b.kind {
+            BranchKind::Divergent { memory, looping } => (memory, looping, None),
+            BranchKind::StrideTail { grid, memory } => (memory, true, Some(grid)),
+            _ => continue,
         };
         let span = if b.in_expression {
             f.expr(b.cond).span
@@ -276,7 +323,9 @@ pub fn function_findings(
             f.stmt(b.stmt).span
         };
         let (line, col) = abs(&span);
-        let severity = if memory || looping {
+        // A divergent `?:`/`&&`/`||` is a select or a short predicated
+        // sequence: cheap, so a note whatever its operands read.
+        let severity = if tail.is_none() && !b.in_expression && (memory || looping) {
             Severity::Warning
         } else {
             Severity::Note
@@ -299,15 +348,13 @@ pub fn function_findings(
             end_col: col + 1,
             function: name.clone(),
             function_key: key.clone(),
-            message: format!(
-                "`{cond_text}` depends on {dims} and can differ between the threads of a warp, \
-                 which then run both paths one after the other{region}"
-            ),
+            message: divergence_message(f, b, &cond_text, &dims, region, tail),
             facts: serde_json::json!({
                 "condition": cond_text,
                 "depends_on": dims,
                 "memory": memory,
                 "loop": looping,
+                "stride_tail": tail.is_some(),
                 "block_dims": a.launch.block,
             }),
         });
@@ -320,10 +367,13 @@ pub fn function_findings(
         let acc = &f.accesses[sc.access];
         let (line, col) = abs(&acc.span);
         let rw = if acc.is_write { "write" } else { "read" };
-        let stride = sc
-            .word_stride
-            .map(|s| format!("word stride {s} between lanes"))
-            .unwrap_or_default();
+        let stride = match (&sc.symbolic, sc.word_stride) {
+            (Some(sym), _) => format!("symbolic stride factor {sym}"),
+            (None, Some(s)) => format!("word stride {s} between lanes"),
+            _ => String::new(),
+        };
+        let up_to = if sc.up_to { "up to a " } else { "" };
+        let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
         out.push(Finding {
             rule: "shared-bank-conflict".into(),
             severity: Severity::Warning,
@@ -335,8 +385,8 @@ pub fn function_findings(
             function: name.clone(),
             function_key: key.clone(),
             message: format!(
-                "{rw} of `{}{}`: {degree}-way bank conflict ({stride}; 32 banks of 4 B), \
-                 the warp's access is replayed {degree} times",
+                "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
+                 the warp's access is replayed {up_to}{degree} times",
                 acc.array, acc.index_text
             ),
             facts: serde_json::json!({
@@ -344,6 +394,8 @@ pub fn function_findings(
                 "index": acc.index_text,
                 "dims": acc.dims,
                 "degree": degree,
+                "up_to": sc.up_to,
+                "symbolic": sc.symbolic,
                 "word_stride": sc.word_stride,
                 "block_dims": a.launch.block,
             }),

@@ -75,6 +75,27 @@ pub struct Affine {
     /// Whether the rest includes a block index (`blockIdx.d`): the value is a
     /// grid-wide, not a block-local, thread index.
     pub grid_offset: bool,
+    /// For a thread-invariant form: the finite set of values it can take,
+    /// when known (a loop variable `s = 1, 2, 4, …` with constant bounds).
+    pub values: Option<Vec<i64>>,
+    /// For each symbolic coefficient: the finite set of integer values it
+    /// can take, when known (`2 * s * tid` with `s = 1, 2, 4, …`).
+    pub coef_values: [Option<Vec<i64>>; 3],
+}
+
+/// Most values a finite value set keeps before it is dropped.
+pub const MAX_VALUES: usize = 64;
+
+fn value_set(mut v: Vec<i64>) -> Option<Vec<i64>> {
+    v.sort_unstable();
+    v.dedup();
+    (v.len() <= MAX_VALUES).then_some(v)
+}
+
+fn map_values(v: &Option<Vec<i64>>, f: impl Fn(i64) -> Option<i64>) -> Option<Vec<i64>> {
+    let v = v.as_ref()?;
+    let mapped: Option<Vec<i64>> = v.iter().map(|x| f(*x)).collect();
+    value_set(mapped?)
 }
 
 impl Affine {
@@ -84,6 +105,8 @@ impl Affine {
             offset: Some(v),
             rest_multiple: 0,
             grid_offset: false,
+            values: Some(vec![v]),
+            coef_values: [None, None, None],
         }
     }
     fn invariant(multiple: u64) -> Affine {
@@ -92,6 +115,8 @@ impl Affine {
             offset: Some(0),
             rest_multiple: multiple,
             grid_offset: false,
+            values: None,
+            coef_values: [None, None, None],
         }
     }
     fn unknown() -> Affine {
@@ -100,7 +125,25 @@ impl Affine {
             offset: None,
             rest_multiple: 1,
             grid_offset: false,
+            values: None,
+            coef_values: [None, None, None],
         }
+    }
+    /// A thread-invariant form taking one of `values` (a loop variable with
+    /// constant bounds); `None` when the set is empty or too large.
+    pub fn with_values(values: Vec<i64>) -> Option<Affine> {
+        let v = value_set(values)?;
+        if v.is_empty() {
+            return None;
+        }
+        if v.len() == 1 {
+            return Some(Affine::constant(v[0]));
+        }
+        let g = v.iter().fold(0u64, |g, x| gcd(g, x.unsigned_abs()));
+        Some(Affine {
+            values: Some(v),
+            ..Affine::invariant(g.max(1))
+        })
     }
     fn thread(d: usize) -> Affine {
         let mut a = Affine::constant(0);
@@ -112,6 +155,21 @@ impl Affine {
         self.coef.iter().all(Coef::is_zero)
     }
     fn add(&self, o: &Affine) -> Affine {
+        let values = match (&self.values, &o.values) {
+            (Some(a), Some(b)) if a.len() == 1 => {
+                map_values(&Some(b.clone()), |x| x.checked_add(a[0]))
+            }
+            (Some(a), Some(b)) if b.len() == 1 => {
+                map_values(&Some(a.clone()), |x| x.checked_add(b[0]))
+            }
+            _ => None,
+        };
+        // A symbolic coefficient plus an integer one keeps its value set shifted.
+        let coef_values = std::array::from_fn(|i| match (&self.coef[i], &o.coef[i]) {
+            (Coef::Sym(_), Coef::Int(k)) => map_values(&self.coef_values[i], |x| x.checked_add(*k)),
+            (Coef::Int(k), Coef::Sym(_)) => map_values(&o.coef_values[i], |x| x.checked_add(*k)),
+            _ => None,
+        });
         Affine {
             coef: std::array::from_fn(|i| self.coef[i].add(&o.coef[i])),
             offset: self
@@ -120,12 +178,27 @@ impl Affine {
                 .and_then(|(a, b)| a.checked_add(b)),
             rest_multiple: gcd(self.rest_multiple, o.rest_multiple),
             grid_offset: self.grid_offset || o.grid_offset,
+            values: if self.is_invariant() && o.is_invariant() {
+                values
+            } else {
+                None
+            },
+            coef_values,
         }
     }
     fn neg(&self) -> Affine {
         self.scale(&Scale::Int(-1), None)
     }
     fn scale(&self, k: &Scale, k_multiple: Option<u64>) -> Affine {
+        self.scale_with(k, k_multiple, None)
+    }
+    /// `self · k`, where a symbolic `k` may have a known set of values.
+    fn scale_with(
+        &self,
+        k: &Scale,
+        k_multiple: Option<u64>,
+        k_values: Option<&Vec<i64>>,
+    ) -> Affine {
         let offset_const = match k {
             Scale::Int(v) => self.offset.and_then(|o| o.checked_mul(*v)),
             _ => None,
@@ -142,6 +215,30 @@ impl Affine {
                 gcd(self.rest_multiple.saturating_mul(m), from_offset)
             }
         };
+        let coef_values = std::array::from_fn(|i| match (&self.coef[i], k) {
+            (Coef::Int(0), _) => None,
+            (Coef::Int(c), Scale::Sym(_)) => {
+                k_values.and_then(|v| map_values(&Some(v.clone()), |x| x.checked_mul(*c)))
+            }
+            (Coef::Sym(_), Scale::Int(v)) => {
+                map_values(&self.coef_values[i], |x| x.checked_mul(*v))
+            }
+            (Coef::Sym(_), Scale::Sym(_)) => match (&self.coef_values[i], k_values) {
+                (Some(a), Some(b)) => value_set(
+                    a.iter()
+                        .flat_map(|x| b.iter().map(move |y| x.checked_mul(*y)))
+                        .collect::<Option<Vec<i64>>>()
+                        .unwrap_or_default(),
+                )
+                .filter(|v| !v.is_empty()),
+                _ => None,
+            },
+            _ => None,
+        });
+        let values = match k {
+            Scale::Int(v) if self.is_invariant() => map_values(&self.values, |x| x.checked_mul(*v)),
+            _ => None,
+        };
         Affine {
             coef: std::array::from_fn(|i| self.coef[i].scale(k)),
             offset: match k {
@@ -150,6 +247,8 @@ impl Affine {
             },
             rest_multiple,
             grid_offset: self.grid_offset,
+            values,
+            coef_values,
         }
     }
     /// A form about which nothing is known.
@@ -189,6 +288,22 @@ impl Affine {
                 _ => 1,
             },
             grid_offset: self.grid_offset,
+            values: if self.is_invariant() {
+                self.values
+                    .as_ref()
+                    .filter(|v| v.iter().all(|x| x % r == 0))
+                    .and_then(|v| value_set(v.iter().map(|x| x / r).collect()))
+            } else {
+                None
+            },
+            coef_values: std::array::from_fn(|i| {
+                let v = self.coef_values[i].as_ref()?;
+                if v.iter().all(|x| x % r == 0) {
+                    value_set(v.iter().map(|x| x / r).collect())
+                } else {
+                    None
+                }
+            }),
         })
     }
 
@@ -306,8 +421,19 @@ pub(crate) fn binary(
                     return opaque(uniform);
                 }
                 return match (x.offset, x.rest_multiple, divisor) {
+                    (Some(o), 0, Some(d)) if op == op::SHR => Affine::constant(o.div_euclid(d)),
                     (Some(o), 0, Some(d)) if op != op::REM => Affine::constant(o / d),
                     (Some(o), 0, Some(d)) => Affine::constant(o % d),
+                    (_, _, Some(d)) if x.values.is_some() => {
+                        let f = |v: i64| match op {
+                            op::SHR => Some(v.div_euclid(d)),
+                            op::REM => v.checked_rem(d),
+                            _ => v.checked_div(d),
+                        };
+                        map_values(&x.values, f)
+                            .and_then(Affine::with_values)
+                            .unwrap_or_else(|| Affine::invariant(1))
+                    }
                     _ => Affine::invariant(1),
                 };
             }
@@ -358,6 +484,9 @@ fn scale_of(a: &Affine, text: Option<&str>) -> (Scale, Option<u64>) {
     }
     match (a.offset, a.rest_multiple) {
         (Some(v), 0) => (Scale::Int(v), None),
+        _ if a.values.as_ref().is_some_and(|v| v.len() == 1) => {
+            (Scale::Int(a.values.as_ref().map_or(0, |v| v[0])), None)
+        }
         _ => {
             let mult = match (a.offset, a.rest_multiple) {
                 (Some(o), m) => gcd(o.unsigned_abs(), m),
@@ -375,10 +504,14 @@ fn mul(x: &Affine, y: &Affine, text_a: Option<&str>, text_b: Option<&str>) -> Af
     let grid = x.grid_offset || y.grid_offset;
     let mut out = if y.is_invariant() {
         let (k, m) = scale_of(y, text_b);
-        x.scale(&k, m)
+        let mut r = x.scale_with(&k, m, y.values.as_ref());
+        if x.is_invariant() {
+            r.values = products(&x.values, &y.values);
+        }
+        r
     } else if x.is_invariant() {
         let (k, m) = scale_of(x, text_a);
-        y.scale(&k, m)
+        y.scale_with(&k, m, x.values.as_ref())
     } else {
         Affine::unknown()
     };
@@ -393,8 +526,23 @@ pub(crate) fn widen(x: &Affine) -> Affine {
     Affine {
         offset: None,
         rest_multiple: 1,
+        values: None,
         ..x.clone()
     }
+}
+
+fn products(a: &Option<Vec<i64>>, b: &Option<Vec<i64>>) -> Option<Vec<i64>> {
+    let (a, b) = (a.as_ref()?, b.as_ref()?);
+    let v: Option<Vec<i64>> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| x.checked_mul(*y)))
+        .collect();
+    value_set(v?)
+}
+
+fn union(a: &Option<Vec<i64>>, b: &Option<Vec<i64>>) -> Option<Vec<i64>> {
+    let (a, b) = (a.as_ref()?, b.as_ref()?);
+    value_set(a.iter().chain(b.iter()).copied().collect())
 }
 
 impl Affine {
@@ -415,6 +563,14 @@ impl Affine {
             },
             rest_multiple: gcd(self.rest_multiple, o.rest_multiple),
             grid_offset: self.grid_offset && o.grid_offset,
+            values: union(&self.values, &o.values),
+            coef_values: std::array::from_fn(|i| {
+                if self.coef[i] == o.coef[i] {
+                    union(&self.coef_values[i], &o.coef_values[i])
+                } else {
+                    None
+                }
+            }),
         }
     }
 }

@@ -1,14 +1,18 @@
 //! Shared-memory bank conflicts: the conflict degree of one warp's access
-//! over 32 banks of 4 bytes (RaCUDA's Conflicts, exact for affine indices).
-//! Lanes reading the same word are a broadcast, not a conflict.
+//! over the banks of the cost model (32 banks of 4 bytes by default; RaCUDA's
+//! Conflicts, exact for affine indices). Lanes reading the same word are a
+//! broadcast, not a conflict. A stride with a symbolic factor is not an
+//! unknown: when the factor's values are known (a loop variable
+//! `s = 1, 2, 4, …`), the degree is the worst over them; otherwise it is
+//! "up to" one word per active lane in one bank.
 
 use super::affine::Coef;
 use super::barriers::LaunchDims;
 use super::coalescing::index_form;
+use super::cost::CostModel;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
 use crate::ir::{Access, Function, MemSpace};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// The bank verdict of one shared access.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -21,9 +25,18 @@ pub struct SharedAccessCost {
     pub words_per_lane: u32,
     /// Word stride between consecutive lanes in x, when an integer.
     pub word_stride: Option<i64>,
+    /// Extra wavefronts beyond what the distinct words need (`degree`
+    /// minus `ceil(words / banks)`), when known.
+    pub conflicts: Option<u32>,
+    /// `true` when `degree` is a worst case over values the facts cannot
+    /// pin down (a symbolic stride factor without a known value set).
+    pub up_to: bool,
+    /// The symbolic stride factor (`2 * s`) and, when known, its values.
+    pub symbolic: Option<String>,
 }
 
 /// Bank costs of every shared access outside single-thread regions.
+#[allow(clippy::too_many_arguments)]
 pub fn shared_costs(
     f: &Function,
     u: &Uniformity,
@@ -32,20 +45,25 @@ pub fn shared_costs(
     active: &super::lanes::ActiveLanes,
     spaces: &[MemSpace],
     single_thread: &dyn Fn(&Access) -> bool,
+    cost: &CostModel,
 ) -> Vec<SharedAccessCost> {
-    let lanes = super::coalescing::lanes(launch);
+    let lanes = super::coalescing::lanes(launch, cost.warp);
+    let bank_bytes = u64::from(cost.bank_bytes.max(1));
     let mut out = Vec::new();
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Shared || single_thread(a) {
             continue;
         }
         let Some(k) = a.access_bytes else { continue };
-        let words_per_lane = k.div_ceil(4).max(1) as u32;
+        let words_per_lane = k.div_ceil(bank_bytes).max(1) as u32;
         let unknown = SharedAccessCost {
             access: i,
             degree: None,
             words_per_lane,
             word_stride: None,
+            conflicts: None,
+            up_to: false,
+            symbolic: None,
         };
         if a.indices.iter().any(|e| {
             u.expr_from_memory
@@ -60,50 +78,101 @@ pub fn shared_costs(
             out.push(unknown);
             continue;
         };
-        let coef = |d: usize| match &form.coef[d] {
-            Coef::Int(c) => Some(*c),
-            _ => None,
-        };
-        let Some(cxk) = coef(0) else {
+        // The integer values each lane coefficient can take; `None` for a
+        // symbolic factor whose values are not known.
+        let mut symbolic = None;
+        let mut up_to = false;
+        let mut choices: [Option<Vec<i64>>; 2] = [None, None];
+        let mut bad = false;
+        for (d, slot) in choices.iter_mut().enumerate() {
+            match &form.coef[d] {
+                Coef::Int(c) => *slot = Some(vec![*c]),
+                Coef::Sym(s) => match &form.coef_values[d] {
+                    Some(v) => {
+                        symbolic = Some(format!("`{s}` ∈ {}", describe_values(v)));
+                        *slot = Some(v.clone());
+                    }
+                    None => {
+                        symbolic = Some(format!("`{s}`"));
+                        up_to = true;
+                    }
+                },
+                Coef::Unknown => bad = true,
+            }
+        }
+        if bad && choices[0].is_none() {
             out.push(unknown);
             continue;
-        };
+        }
         let field = a.field_offset.unwrap_or(0) as i64;
-        // The degree for one warp's active lanes (None: a y coefficient is
-        // needed and unknown).
-        let warp_degree = |lanes: &[(i64, i64)]| -> Option<u32> {
-            let cy = match coef(1) {
-                Some(c) => c,
-                None if lanes.iter().all(|l| l.1 == lanes[0].1) => 0,
+        let ranges = |cxk: i64, cy: i64, lanes: &[(i64, i64)]| -> Vec<(i64, i64)> {
+            lanes
+                .iter()
+                .map(|(lx, ly)| ((cxk * lx + cy * ly) * elem as i64 + field, k as i64))
+                .collect()
+        };
+        // The (degree, conflicts) for one warp's active lanes (None: a y
+        // coefficient is needed and unknown).
+        let warp_cost = |lanes: &[(i64, i64)]| -> Option<(u32, u32)> {
+            if lanes.is_empty() {
+                return Some((1, 0));
+            }
+            let one_row = lanes.iter().all(|l| l.1 == lanes[0].1);
+            if up_to {
+                // A symbolic factor of unknown value: every active lane may
+                // hit the same bank with its own words.
+                let d = lanes.len() as u32 * words_per_lane;
+                let ideal = (lanes.len() as u32 * words_per_lane).div_ceil(cost.banks.max(1));
+                return Some((d, d.saturating_sub(ideal)));
+            }
+            let xs = choices[0].clone()?;
+            let ys = match &choices[1] {
+                Some(v) => v.clone(),
+                None if one_row => vec![0],
                 None => return None,
             };
-            let mut banks: BTreeMap<i64, BTreeSet<i64>> = BTreeMap::new();
-            for (lx, ly) in lanes {
-                let byte = (cxk * lx + cy * ly) * elem as i64 + field;
-                for w in 0..words_per_lane as i64 {
-                    let word = byte.div_euclid(4) + w;
-                    banks.entry(word.rem_euclid(32)).or_default().insert(word);
+            let mut worst = (1, 0);
+            for cxk in &xs {
+                for cy in &ys {
+                    let (d, ideal) = cost.bank_wavefronts(ranges(*cxk, *cy, lanes));
+                    worst = (worst.0.max(d), worst.1.max(d.saturating_sub(ideal)));
                 }
             }
-            Some(banks.values().map(|s| s.len() as u32).max().unwrap_or(1))
+            Some(worst)
         };
-        let degree = match active.warps(a.stmt) {
+        let per_warp: Option<(u32, u32)> = match active.warps(a.stmt) {
             Some(warps) => warps
                 .iter()
-                .map(|w| warp_degree(w))
-                .try_fold(1u32, |m, d| d.map(|d| m.max(d))),
-            None => warp_degree(&lanes),
+                .map(|w| warp_cost(w))
+                .try_fold((1u32, 0u32), |m, d| d.map(|d| (m.0.max(d.0), m.1.max(d.1)))),
+            None => warp_cost(&lanes),
         };
-        let Some(degree) = degree else {
+        let Some((degree, conflicts)) = per_warp else {
             out.push(unknown);
             continue;
+        };
+        let word_stride = match &form.coef[0] {
+            Coef::Int(c) => Some(c * elem as i64 / bank_bytes as i64),
+            _ => None,
         };
         out.push(SharedAccessCost {
             access: i,
             degree: Some(degree),
             words_per_lane,
-            word_stride: Some(cxk * elem as i64 / 4),
+            word_stride,
+            conflicts: Some(conflicts),
+            up_to,
+            symbolic,
         });
     }
     out
+}
+
+/// `{1, 2, 4, …, 128}` for long sets, every value for short ones.
+pub fn describe_values(v: &[i64]) -> String {
+    if v.len() <= 6 {
+        let parts: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        return format!("{{{}}}", parts.join(", "));
+    }
+    format!("{{{}, {}, {}, …, {}}}", v[0], v[1], v[2], v[v.len() - 1])
 }

@@ -1,9 +1,11 @@
-//! Global-memory coalescing: sectors (32 B) and lines (128 B) one warp
-//! touches per access, from the access's affine index (RaCUDA's MemReads,
-//! generalised to element and field sizes).
+//! Global-memory coalescing: sectors and lines (32 B and 128 B by default,
+//! `[cost] sector_bytes`/`line_bytes`) one warp touches per access, from
+//! the access's affine index (RaCUDA's MemReads, generalised to element and
+//! field sizes).
 
 use super::affine::{Affine, Coef};
 use super::barriers::LaunchDims;
+use super::cost::CostModel;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
 use crate::ir::{Access, ExprId, Function, MemSpace};
@@ -60,13 +62,14 @@ pub struct GlobalAccessCost {
     pub form: Affine,
 }
 
-/// Lane coordinates (x, y) of the 32 lanes of a full warp: consecutive
-/// `threadIdx.x`, wrapping into the next row when blockDim.x < 32 (unknown
+/// Lane coordinates (x, y) of the `warp` lanes of a full warp: consecutive
+/// `threadIdx.x`, wrapping into the next row when blockDim.x < warp (unknown
 /// blockDim.x counts as a full row).
-pub fn lanes(launch: &LaunchDims) -> Vec<(i64, i64)> {
-    let bx = launch.block[0].map(|b| b as i64).unwrap_or(32).max(1);
-    (0..32)
-        .map(|l| if bx >= 32 { (l, 0) } else { (l % bx, l / bx) })
+pub fn lanes(launch: &LaunchDims, warp: u32) -> Vec<(i64, i64)> {
+    let w = i64::from(warp.max(1));
+    let bx = launch.block[0].map(|b| b as i64).unwrap_or(w).max(1);
+    (0..w)
+        .map(|l| if bx >= w { (l, 0) } else { (l % bx, l / bx) })
         .collect()
 }
 
@@ -112,6 +115,7 @@ fn subscript_form(cx: &AffineCx<'_>, a: &Access) -> Option<Affine> {
 }
 
 /// Cost of every global access of `f` not in a single-thread region.
+#[allow(clippy::too_many_arguments)]
 pub fn global_costs(
     f: &Function,
     u: &Uniformity,
@@ -120,9 +124,10 @@ pub fn global_costs(
     spaces: &[MemSpace],
     active: &super::lanes::ActiveLanes,
     single_thread: &dyn Fn(&Access) -> bool,
+    cost: &CostModel,
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
-    let lanes = lanes(launch);
+    let lanes = lanes(launch, cost.warp);
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
@@ -148,10 +153,10 @@ pub fn global_costs(
         let worst = match active.warps(a.stmt) {
             Some(warps) if !warps.is_empty() => warps
                 .iter()
-                .map(|w| lane_cost(i, form.clone(), elem, k, field, w))
+                .map(|w| lane_cost(i, form.clone(), elem, k, field, w, cost))
                 .max_by_key(|c| c.sectors.upper_bound())
-                .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes)),
-            _ => lane_cost(i, form, elem, k, field, &lanes),
+                .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes, cost)),
+            _ => lane_cost(i, form, elem, k, field, &lanes, cost),
         };
         out.push(worst);
     }
@@ -166,7 +171,47 @@ fn lane_cost(
     k: i64,
     field: i64,
     lanes: &[(i64, i64)],
+    cost: &CostModel,
 ) -> GlobalAccessCost {
+    let sector = i64::from(cost.sector_bytes.max(1));
+    let line = i64::from(cost.line_bytes.max(1));
+    // A symbolic stride whose values are known: the worst over them.
+    if let Some(d) =
+        (0..3).find(|d| matches!(form.coef[*d], Coef::Sym(_)) && form.coef_values[*d].is_some())
+    {
+        let values = form.coef_values[d].clone().unwrap_or_default();
+        let name = match &form.coef[d] {
+            Coef::Sym(s) => s.clone(),
+            _ => String::new(),
+        };
+        let mut worst: Option<GlobalAccessCost> = None;
+        for v in &values {
+            let mut g = form.clone();
+            g.coef[d] = Coef::Int(*v);
+            g.coef_values[d] = None;
+            let c = lane_cost(i, g, elem, k, field, lanes, cost);
+            if worst
+                .as_ref()
+                .is_none_or(|w| c.sectors.upper_bound() > w.sectors.upper_bound())
+            {
+                worst = Some(c);
+            }
+        }
+        if let Some(mut w) = worst {
+            let n = w.sectors.upper_bound();
+            if n != u32::MAX {
+                w.sectors = Sectors::UpTo(
+                    n,
+                    format!(
+                        "stride `{name}` elements, `{name}` ∈ {}",
+                        super::banks::describe_values(&values)
+                    ),
+                );
+            }
+            w.form = form;
+            return w;
+        }
+    }
     let n_lanes = lanes.len() as i64;
     // Whether the lanes differ in x (d = 0) or y (d = 1); z never varies
     // within a modelled warp.
@@ -203,8 +248,8 @@ fn lane_cost(
             form,
         };
     }
-    // Elements are naturally aligned: one of up to 32 bytes sits in one sector.
-    let per_lane = (k + 31) / 32;
+    // Elements are naturally aligned: one no wider than a sector sits in one.
+    let per_lane = (k + sector - 1) / sector;
     let bytes: Vec<(i64, i64)> = lanes
         .iter()
         .map(|(lx, ly)| {
@@ -213,12 +258,12 @@ fn lane_cost(
         })
         .collect();
     let distinct: BTreeSet<i64> = bytes.iter().flat_map(|(s, e)| *s..=*e).collect();
-    let min_sectors = ((distinct.len() as i64 + 31) / 32).max(1) as u32;
+    let min_sectors = ((distinct.len() as i64 + sector - 1) / sector).max(1) as u32;
     if let Some(cause) = bound {
         return GlobalAccessCost {
             access: i,
             sectors: Sectors::UpTo((n_lanes * per_lane) as u32, cause),
-            min_sectors: ((n_lanes * k + 31) / 32) as u32,
+            min_sectors: ((n_lanes * k + sector - 1) / sector) as u32,
             form,
         };
     }
@@ -244,7 +289,7 @@ fn lane_cost(
                 .collect();
             let per_row: BTreeSet<i64> = row_lanes
                 .iter()
-                .flat_map(|(s, e)| s.div_euclid(32)..=e.div_euclid(32))
+                .flat_map(|(s, e)| s.div_euclid(sector)..=e.div_euclid(sector))
                 .collect();
             let row_bytes = row_lanes
                 .iter()
@@ -254,13 +299,13 @@ fn lane_cost(
             aligned += per_row.len() as u32;
             lines += per_row
                 .iter()
-                .map(|s| s.div_euclid(4))
+                .map(|s| (s * sector).div_euclid(line))
                 .collect::<BTreeSet<_>>()
                 .len() as u32;
             total_bytes += row_bytes;
             widest = widest.max(row_bytes);
         }
-        let min_sectors = ((total_bytes + 31) / 32).max(1) as u32;
+        let min_sectors = ((total_bytes + sector - 1) / sector).max(1) as u32;
         return GlobalAccessCost {
             access: i,
             sectors: if aligned > min_sectors {
@@ -283,11 +328,11 @@ fn lane_cost(
             form,
         };
     }
-    let aligned = count(0, 32);
-    let lines = count(0, 128);
-    let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % 32 == 0;
+    let aligned = count(0, sector);
+    let lines = count(0, line);
+    let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % sector == 0;
     let (actual, alignment_known) = match form.offset {
-        Some(o) if rest_aligned => (count(o * elem, 32), true),
+        Some(o) if rest_aligned => (count(o * elem, sector), true),
         _ => (aligned, false),
     };
     GlobalAccessCost {

@@ -3,10 +3,11 @@
 
 use super::affine::Coef;
 use super::barriers::{LaunchDims, warp_uniform};
+use super::loops::{LoopFacts, LoopKind, StepOp};
 use super::relations::Relations;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
-use crate::ir::{BinOp, ExprId, ExprKind, Function, StmtId, StmtKind};
+use crate::ir::{BinOp, Builtin, Dim, ExprId, ExprKind, Function, StmtId, StmtKind, UnOp};
 
 /// How a branch condition behaves within warps.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -20,6 +21,16 @@ pub enum BranchKind {
     /// A bounds check on a grid-wide linear thread index (`if (i < n)`):
     /// diverges in at most one warp of the launch.
     BoundaryGuard,
+    /// The condition of a block-, grid- or warp-stride loop (`for (i =
+    /// threadIdx.x; i < n; i += blockDim.x)`): the lanes of a warp start
+    /// less than one step apart, so their trip counts differ by at most one
+    /// and only the last iteration runs with some lanes idle.
+    StrideTail {
+        /// The step involves `gridDim` (grid-stride loop).
+        grid: bool,
+        /// The loop body accesses memory.
+        memory: bool,
+    },
     /// Can split a warp.
     Divergent {
         /// The divergent region accesses memory.
@@ -49,6 +60,7 @@ pub fn classify(
     u: &Uniformity,
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
+    loops: &LoopFacts,
 ) -> Vec<BranchFact> {
     let mut out = Vec::new();
     for (s, c) in &r.branches {
@@ -62,6 +74,14 @@ pub fn classify(
             BranchKind::SingleThread
         } else if boundary_guard(f, u, cx, launch, cond) {
             BranchKind::BoundaryGuard
+        } else if let Some(grid) = (!in_expression)
+            .then(|| stride_loop(f, cx, launch, loops, stmt, cond))
+            .flatten()
+        {
+            BranchKind::StrideTail {
+                grid,
+                memory: stmt_region(f, stmt).0,
+            }
         } else {
             let (memory, looping) = if in_expression {
                 (expr_region_has_access(f, cond), false)
@@ -135,25 +155,277 @@ fn expr_region_has_access(f: &Function, c: ExprId) -> bool {
     false
 }
 
-/// At most one thread of a warp satisfies `c` (`threadIdx.x == 0`, `tid == k && …`).
+/// At most one thread of a warp (or of a cooperative group) satisfies `c`:
+/// a single-writer condition in any spelling — `threadIdx.x == 0`, `0 ==
+/// tid`, `!tid`, `tid == k && …`, `lane == 0` with `lane = threadIdx.x %
+/// 32`, `(threadIdx.x & 31) == 0`, `block.thread_rank() == 0`.
 pub fn single_thread_cond(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, c: ExprId) -> bool {
     match &f.expr(c).kind {
         ExprKind::Binary(BinOp::LogAnd, a, b) => {
             single_thread_cond(f, cx, launch, *a) || single_thread_cond(f, cx, launch, *b)
         }
+        ExprKind::Unary(UnOp::Not, a) => lane_distinct(f, cx, launch, *a, 0),
         ExprKind::Binary(BinOp::Eq, a, b) => {
             let (x, y) = (cx.form(*a), cx.form(*b));
-            let (t, k) = if y.is_invariant() { (x, y) } else { (y, x) };
-            if !k.is_invariant() {
-                return false;
+            if x.is_invariant() {
+                lane_distinct(f, cx, launch, *b, 0)
+            } else if y.is_invariant() {
+                lane_distinct(f, cx, launch, *a, 0)
+            } else {
+                false
             }
-            let ints = t.coef.iter().all(|c| matches!(c, Coef::Int(_)));
-            let x_nonzero = !t.coef[0].is_zero();
-            let warp_in_x = launch.block[0].is_none_or(|bx| bx >= 32);
-            ints && x_nonzero && (warp_in_x || !t.coef[1].is_zero())
         }
         _ => false,
     }
+}
+
+/// Whether `e` takes a different value in every lane of a warp (so `e ==
+/// k` holds in at most one): an affine thread index with integer
+/// coefficients varying along the warp, `x % m` / `x & (m - 1)` of such an
+/// index with `m ≥ 32` a multiple of 32, a cooperative group's
+/// `thread_rank()` (of a group of at least a warp), or a variable every
+/// definition of which is one of these.
+fn lane_distinct(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    e: ExprId,
+    depth: u32,
+) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    let t = cx.form(e);
+    let ints = t.coef.iter().all(|c| matches!(c, Coef::Int(_)));
+    let warp_in_x = launch.block[0].is_none_or(|bx| bx >= 32);
+    if ints && !t.is_invariant() && !t.coef[0].is_zero() && (warp_in_x || !t.coef[1].is_zero()) {
+        return true;
+    }
+    let konst = |x: ExprId| {
+        let k = cx.form(x);
+        (k.is_invariant() && k.rest_multiple == 0)
+            .then_some(k.offset)
+            .flatten()
+            .or(match f.expr(x).kind {
+                ExprKind::Builtin(Builtin::WarpSize) => Some(32),
+                _ => None,
+            })
+    };
+    // Only `threadIdx.x` (coefficient ±1) keeps residues distinct.
+    let unit_x = |x: ExprId| {
+        let t = cx.form(x);
+        matches!(t.coef[0], Coef::Int(1) | Coef::Int(-1))
+            && t.coef[1].is_zero()
+            && t.coef[2].is_zero()
+    };
+    match &f.expr(e).kind {
+        ExprKind::Binary(BinOp::Rem, a, m) => {
+            konst(*m).is_some_and(|m| m >= 32 && m % 32 == 0) && unit_x(*a)
+        }
+        ExprKind::Binary(BinOp::BitAnd, a, m) | ExprKind::Binary(BinOp::BitAnd, m, a)
+            if konst(*m).is_some() =>
+        {
+            konst(*m).is_some_and(|m| m >= 31 && (m + 1) % 32 == 0 && (m & (m + 1)) == 0)
+                && unit_x(*a)
+        }
+        ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => {
+            lane_distinct(f, cx, launch, *a, depth + 1)
+        }
+        ExprKind::Call { .. } => group_call(f, e).is_some_and(|(m, g)| {
+            m == "thread_rank" && super::coop::group_size(f, g).is_none_or(|n| n >= 32)
+        }),
+        ExprKind::Var(v) => {
+            // Every definition of the variable (its initialiser and
+            // assignments) is lane-distinct.
+            let defs = super::coop::var_definitions(f, *v);
+            !defs.is_empty()
+                && defs
+                    .iter()
+                    .all(|d| lane_distinct(f, cx, launch, *d, depth + 1))
+        }
+        _ => false,
+    }
+}
+
+/// For a method call on a cooperative group (`g.thread_rank()`) or the
+/// free-function spelling (`cg::thread_rank(g)`): the method name and the
+/// group expression.
+fn group_call(f: &Function, e: ExprId) -> Option<(&str, Option<ExprId>)> {
+    let ExprKind::Call {
+        callee,
+        receiver,
+        args,
+    } = &f.expr(e).kind
+    else {
+        return None;
+    };
+    let base = callee
+        .rsplit(['.', ':'])
+        .next()
+        .unwrap_or(callee)
+        .trim_start_matches('>');
+    let group = receiver.or_else(|| args.first().copied());
+    Some((base, group))
+}
+
+/// Whether expression `e` (following local variables' definitions a few
+/// levels) contains a node `want` accepts.
+fn expr_mentions(f: &Function, e: ExprId, want: &dyn Fn(&ExprKind) -> bool) -> bool {
+    let mut stack = vec![(e, 0u32)];
+    while let Some((x, d)) = stack.pop() {
+        let k = &f.expr(x).kind;
+        if want(k) {
+            return true;
+        }
+        if let ExprKind::Var(v) = k
+            && d < 4
+        {
+            stack.extend(
+                super::coop::var_definitions(f, *v)
+                    .into_iter()
+                    .map(|y| (y, d + 1)),
+            );
+        }
+        stack.extend(f.child_exprs(x).into_iter().map(|y| (y, d)));
+    }
+    false
+}
+
+/// A block-/warp-stride pair recognised from the syntax: a start that
+/// is a group's `thread_rank()` (or `threadIdx.x`) and a step that is that
+/// group's `size()`/`num_threads()` (or involves `blockDim.x`, `warpSize`,
+/// a constant covering the warp), with a common uniform factor on both
+/// sides stripped (`threadIdx.x * S` / `32 * S`). Local variables are
+/// followed through their definitions.
+fn structural_stride(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    init: ExprId,
+    step: ExprId,
+    depth: u32,
+) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    let single_def = |e: ExprId| match f.expr(e).kind {
+        ExprKind::Var(v) => match super::coop::var_definitions(f, v).as_slice() {
+            [d] => Some(*d),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(d) = single_def(init) {
+        return structural_stride(f, cx, launch, d, step, depth + 1);
+    }
+    if let Some(d) = single_def(step) {
+        return structural_stride(f, cx, launch, init, d, depth + 1);
+    }
+    if let (ExprKind::Binary(BinOp::Mul, a, b), ExprKind::Binary(BinOp::Mul, c, d)) =
+        (&f.expr(init).kind, &f.expr(step).kind)
+    {
+        let t = |e: &ExprId| f.expr_text(*e);
+        for (i, s, fi, fs) in [(a, c, b, d), (a, d, b, c), (b, c, a, d), (b, d, a, c)] {
+            if t(fi) == t(fs) && cx.form(*fi).is_invariant() {
+                return structural_stride(f, cx, launch, *i, *s, depth + 1);
+            }
+        }
+        return false;
+    }
+    // The start: a group's rank, or threadIdx.x.
+    if let Some((m, g)) = group_call(f, init)
+        && m == "thread_rank"
+    {
+        let size_of_same = group_call(f, step).is_some_and(|(m2, g2)| {
+            matches!(m2, "size" | "num_threads")
+                && g.map(|x| f.expr_text(x)) == g2.map(|x| f.expr_text(x))
+        });
+        return size_of_same;
+    }
+    if !matches!(
+        f.expr(init).kind,
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
+    ) {
+        return false;
+    }
+    let sf = cx.form(step);
+    let span = launch.block[0].map_or(32, |bx| (bx as i64).min(32));
+    (sf.is_invariant() && sf.rest_multiple == 0 && sf.offset.is_some_and(|c| c >= span))
+        || expr_mentions(f, step, &|k| {
+            matches!(
+                k,
+                ExprKind::Builtin(Builtin::BlockDim(Dim::X)) | ExprKind::Builtin(Builtin::WarpSize)
+            )
+        })
+}
+
+/// Whether the loop at `s` (with condition `cond`) is a block-, grid- or
+/// warp-stride loop: its guard variable starts at `k·threadIdx.x + u` (u
+/// uniform) and steps by a uniform amount at least the spread of the
+/// starts within a warp (`blockDim.x`, `blockDim.x * gridDim.x`, a constant
+/// ≥ 32·k), so lanes' trip counts differ by at most one. Returns whether
+/// the step involves `gridDim`.
+fn stride_loop(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<bool> {
+    let l = loops.get(s)?;
+    if l.cond != Some(cond) {
+        return None;
+    }
+    let g = l.guard.as_ref()?;
+    if !matches!(g.op, BinOp::Lt | BinOp::Le) {
+        return None;
+    }
+    let iv = l.vars.iter().find(|v| v.var == g.var)?;
+    if iv.op != StepOp::Add || !cx.form(g.bound).is_invariant() {
+        return None;
+    }
+    let grid_in = |e: ExprId| {
+        expr_mentions(f, e, &|k| {
+            matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+        })
+    };
+    // Structural match first: `g.thread_rank()` stepping by `g.size()`,
+    // `threadIdx.x * S` stepping by `blockDim.x * S` / `32 * S`.
+    if let (Some(init), Some(step)) = (iv.init, iv.step)
+        && structural_stride(f, cx, launch, init, step, 0)
+    {
+        return Some(l.grid_stride || grid_in(step));
+    }
+    if l.kind != LoopKind::ThreadInit {
+        return None;
+    }
+    let init = cx.form(iv.init?);
+    let Coef::Int(k) = init.coef[0] else {
+        return None;
+    };
+    if k <= 0 || !init.coef[1].is_zero() || !init.coef[2].is_zero() {
+        return None;
+    }
+    let step = iv.step?;
+    let sf = cx.form(step);
+    if !sf.is_invariant() {
+        return None;
+    }
+    let mentions = |want: &dyn Fn(&ExprKind) -> bool| expr_mentions(f, step, want);
+    let grid = l.grid_stride || mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::GridDim(_))));
+    // Lanes of one warp span at most min(32, blockDim.x) values of threadIdx.x.
+    let span = k * launch.block[0].map_or(32, |bx| (bx as i64).min(32));
+    let ok = match (sf.rest_multiple, sf.offset) {
+        (0, Some(c)) => c >= span,
+        // `blockDim.x` (times anything uniform, e.g. `gridDim.x`) covers a
+        // unit start; `k·blockDim.x` is checked through the multiple.
+        _ => {
+            (k == 1 && mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::BlockDim(Dim::X)))))
+                || (sf.rest_multiple as i64 >= span && sf.rest_multiple > 1)
+        }
+    };
+    ok.then_some(grid)
 }
 
 /// `i < n`-style checks of a grid-wide linear thread index against a

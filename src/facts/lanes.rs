@@ -3,7 +3,7 @@
 //! (`if (threadIdx.x < 16)`, the `else` of it, `tx >= 8 && tx < 24`).
 //!
 //! With the block dimensions known, every warp of the block is enumerated
-//! (threads numbered x fastest, 32 to a warp) and each thread is tested
+//! (threads numbered x fastest, `[cost] warp` to a warp) and each thread is tested
 //! against the conditions whose affine forms are fully known (integer
 //! coefficients, known constant). Conditions that are not (data, unknown
 //! bounds, loop counters) do not restrict: the lanes found are a superset of
@@ -54,11 +54,22 @@ impl Test {
 pub struct ActiveLanes {
     tests: HashMap<u32, Vec<Test>>,
     block: Option<[i64; 3]>,
+    warp: i64,
 }
 
 impl ActiveLanes {
     /// Collect the evaluable conditions enclosing each statement of `f`.
     pub fn compute(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims) -> ActiveLanes {
+        ActiveLanes::compute_for_warp(f, cx, launch, 32)
+    }
+
+    /// [`ActiveLanes::compute`] for warps of `warp` threads.
+    pub fn compute_for_warp(
+        f: &Function,
+        cx: &AffineCx<'_>,
+        launch: &LaunchDims,
+        warp: u32,
+    ) -> ActiveLanes {
         let block = match launch.block {
             [Some(x), Some(y), Some(z)] if x > 0 && y > 0 && z > 0 => {
                 Some([x as i64, y as i64, z as i64])
@@ -68,6 +79,7 @@ impl ActiveLanes {
         let mut out = ActiveLanes {
             tests: HashMap::new(),
             block,
+            warp: i64::from(warp.max(1)),
         };
         if block.is_some()
             && let Some(b) = f.body
@@ -106,10 +118,11 @@ impl ActiveLanes {
         let [bx, by, bz] = self.block?;
         let threads = bx * by * bz;
         let mut warps = Vec::new();
-        for w in 0..((threads + 31) / 32).min(64) {
+        let ws = self.warp;
+        for w in 0..((threads + ws - 1) / ws).min(64) {
             let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
-            let first = coord(32 * w);
-            let all: Vec<[i64; 3]> = (32 * w..(32 * w + 32).min(threads)).map(coord).collect();
+            let first = coord(ws * w);
+            let all: Vec<[i64; 3]> = (ws * w..(ws * w + ws).min(threads)).map(coord).collect();
             if all.iter().any(|t| t[2] != first[2]) {
                 // A warp spanning z slices: not modelled (lanes are (x, y)).
                 return None;

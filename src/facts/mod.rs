@@ -10,11 +10,14 @@ pub mod args;
 pub mod banks;
 pub mod barriers;
 pub mod coalescing;
+pub mod coop;
+pub mod cost;
 pub mod dataflow;
 pub mod divergence;
 pub mod intervals;
 pub mod lanes;
 pub mod launch;
+pub mod loops;
 pub mod named_barriers;
 pub mod races;
 pub mod relations;
@@ -59,6 +62,10 @@ pub struct Analysis {
     pub races: races::RaceFacts,
     /// Named-barrier (`bar.sync`/`bar.arrive`) verdicts per warp.
     pub named_barriers: named_barriers::NamedBarrierFacts,
+    /// The cost model the coalescing and bank facts were computed under.
+    pub cost: cost::CostModel,
+    /// Loops and their induction variables.
+    pub loops: loops::LoopFacts,
 }
 
 /// What the callers of a device function tell it about its parameters
@@ -136,24 +143,38 @@ impl Analysis {
         Analysis::compute_with(f, launch, callees, &ParamFacts::default())
     }
 
-    /// Run every program on `f`, with what its callers say of its parameters.
+    /// Run every program on `f`, with what its callers say of its parameters,
+    /// under the default cost model.
     pub fn compute_with(
         f: &Function,
         launch: LaunchDims,
         callees: &Callees,
         params: &ParamFacts,
     ) -> Analysis {
+        Analysis::compute_with_cost(f, launch, callees, params, &cost::CostModel::default())
+    }
+
+    /// Run every program on `f`, with what its callers say of its
+    /// parameters, under the cost model `cost` (`[cost]` of `cudalog.toml`).
+    pub fn compute_with_cost(
+        f: &Function,
+        launch: LaunchDims,
+        callees: &Callees,
+        params: &ParamFacts,
+        cost: &cost::CostModel,
+    ) -> Analysis {
         let r = relations::build_with(f, callees, &params.dims);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
         let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch, callees);
-        let cx = stride::AffineCx::with_params(f, &r, &uniformity, launch, callees, params);
+        let loops = loops::LoopFacts::compute(f, &r, &uniformity, &launch);
+        let cx = stride::AffineCx::with_loops(f, &r, &uniformity, launch, callees, params, &loops);
         let access_space = args::access_spaces(f, params);
         let mut single_thread = std::collections::BTreeSet::new();
         if let Some(b) = f.body {
             mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
         let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
-        let active = lanes::ActiveLanes::compute(f, &cx, &launch);
+        let active = lanes::ActiveLanes::compute_for_warp(f, &cx, &launch, cost.warp);
         let global = coalescing::global_costs(
             f,
             &uniformity,
@@ -162,6 +183,7 @@ impl Analysis {
             &access_space,
             &active,
             &in_single,
+            cost,
         );
         let shared = banks::shared_costs(
             f,
@@ -171,9 +193,10 @@ impl Analysis {
             &active,
             &access_space,
             &in_single,
+            cost,
         );
         let call_args = args::call_args(f, &uniformity, &cx, params);
-        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch);
+        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
         let races = races::races(f, &uniformity, &launch, &intervals, &access_space);
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
@@ -191,6 +214,8 @@ impl Analysis {
             call_args,
             races,
             named_barriers,
+            cost: *cost,
+            loops,
         }
     }
 }

@@ -200,12 +200,19 @@ mod program {
         pub struct UseUnder(pub u32, pub u32);
         @input
         pub struct ThreadDep(pub u32);
+        // (read, form): a read of a loop variable whose values are known.
+        @input
+        pub struct ValueLeaf(pub u32, pub u32);
 
         @output
         pub struct Form(pub u32, pub u32);
 
         struct DefForm(u32, u32);
         struct Diverged(u32);
+        struct Valued(u32);
+
+        Valued(u) <- ValueLeaf(u, _);
+        Form(u, f) <- ValueLeaf(u, f);
 
         Form(e, f) <- Leaf(e, f);
         Form(e, g) <- Same(e, a), Form(a, f), let g = ops::candidate(e, f);
@@ -221,12 +228,13 @@ mod program {
         Form(u, UNKNOWN) <- Diverged(u);
 
         // Straight-line and merged values.
-        Form(u, g) <- Reaches(u, d), !Carried(u), DefForm(d, f), let g = ops::candidate(u, f);
+        Form(u, g) <- Reaches(u, d), !Carried(u), !Valued(u), DefForm(d, f),
+            let g = ops::candidate(u, f);
         // Loop heads: the entry values, widened; a back-edge value with other
         // thread coefficients makes the read unknown.
-        Form(u, g) <- Carried(u), Reaches(u, d), !BackReach(u, d), DefForm(d, f),
+        Form(u, g) <- Carried(u), !Valued(u), Reaches(u, d), !BackReach(u, d), DefForm(d, f),
             let g = ops::widen(u, f);
-        Form(u, UNKNOWN) <- BackReach(u, d), DefForm(d, f), Form(u, g),
+        Form(u, UNKNOWN) <- BackReach(u, d), !Valued(u), DefForm(d, f), Form(u, g),
             (!ops::same_coefs(f, g));
     }
 }
@@ -263,9 +271,32 @@ impl<'a> AffineCx<'a> {
         callees: &'a super::Callees,
         params: &super::ParamFacts,
     ) -> Self {
+        AffineCx::with_loops(
+            f,
+            r,
+            u,
+            launch,
+            callees,
+            params,
+            &super::loops::LoopFacts::default(),
+        )
+    }
+
+    /// [`AffineCx::with_params`], with the value sets of loop variables
+    /// from the loop facts (reads of `s` in `for (s = 1; s < 256; s *= 2)`
+    /// take one of `1, 2, …, 128`).
+    pub fn with_loops(
+        f: &'a Function,
+        r: &'a Relations,
+        u: &'a Uniformity,
+        launch: LaunchDims,
+        callees: &'a super::Callees,
+        params: &super::ParamFacts,
+        loops: &super::loops::LoopFacts,
+    ) -> Self {
         let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0);
         TABLES.with(|t| t.borrow_mut().push(FormTable::new(warp_aligned)));
-        let candidates = run(f, r, u, &launch, callees, params);
+        let candidates = run(f, r, u, &launch, callees, params, loops);
         let table = TABLES.with(|t| t.borrow_mut().pop());
         let mut forms: Vec<Option<Affine>> = vec![None; f.exprs.len()];
         if let Some(table) = table {
@@ -336,11 +367,17 @@ fn run(
     launch: &LaunchDims,
     callees: &super::Callees,
     params: &super::ParamFacts,
+    loops: &super::loops::LoopFacts,
 ) -> Vec<(u32, u32)> {
     use program::*;
     let mut rt = Crepe::new();
     let leaf =
         |a: Affine| TABLES.with(|t| t.borrow_mut().last_mut().map_or(UNKNOWN, |t| t.intern(a)));
+    for (e, vals) in &loops.value_reads {
+        if let Some(a) = Affine::with_values(vals.clone()) {
+            rt.extend([ValueLeaf(*e, leaf(a))]);
+        }
+    }
     let name = |e: ExprId| {
         let text = f.expr_text(e);
         TABLES.with(|t| {

@@ -129,6 +129,9 @@ pub(super) fn insert_fact_rows(
                 BranchKind::WarpUniform => ("warp_uniform", false, false),
                 BranchKind::SingleThread => ("single_thread", false, false),
                 BranchKind::BoundaryGuard => ("boundary_guard", false, false),
+                // findings (issue 8): a block-/grid-stride loop's tail is
+                // stored as a divergent loop (the schema's kinds are fixed).
+                BranchKind::StrideTail { memory, .. } => ("divergent", memory, true),
                 BranchKind::Divergent { memory, looping } => ("divergent", memory, looping),
             };
             st.execute(params![
