@@ -341,7 +341,7 @@ pub fn summarize(records: &[FileRecord], stats: SyncStats, seconds: f64) -> Inde
                 s.kernels += 1;
             }
             s.accesses += func.accesses.len();
-            s.parse_errors += func.syntax_errors.len();
+            s.parse_errors += func.parse_error_count();
         }
     }
     s

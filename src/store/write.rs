@@ -108,7 +108,7 @@ fn sync_file(
         + file
             .functions
             .iter()
-            .map(|f| f.facts.function.syntax_errors.len())
+            .map(|f| f.facts.function.parse_error_count())
             .sum::<usize>();
     let file_id: i64 = match tx
         .query_row("SELECT id FROM files WHERE path = ?1", [&file.path], |r| {
@@ -249,7 +249,7 @@ fn insert_function(
         rec.facts.content_hash,
         tparams.join(","),
         f.launch_bounds,
-        f.syntax_errors.len() as i64,
+        f.parse_error_count() as i64,
     ])?;
     let fid = tx.last_insert_rowid();
     {
@@ -338,7 +338,7 @@ fn insert_function(
     {
         let mut st = tx.prepare_cached(
             "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
-             VALUES (?1, ?2, ?3, ?4, 'error', 'parse-error', ?5)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for e in &f.syntax_errors {
             st.execute(params![
@@ -346,6 +346,8 @@ fn insert_function(
                 fid,
                 base + e.span.line,
                 e.span.col,
+                e.severity(),
+                e.code,
                 e.message
             ])?;
         }
