@@ -117,7 +117,7 @@ fn workspace_args(
         anyhow::bail!("{}: no such directory", root.display());
     }
     let mut config = Config::load(&root)?;
-    config.add_defines(define);
+    config.add_defines(define)?;
     let db_path = db.unwrap_or_else(|| default_db(&root));
     Ok((root, config, db_path))
 }

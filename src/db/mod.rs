@@ -29,7 +29,7 @@ use crate::facts::LaunchDims;
 use crate::facts::barriers::MAX_TEMPLATE_VALUES;
 use crate::facts::launch::agree;
 use crate::frontend::lower::lower_function;
-use crate::frontend::scan::scan_file;
+use crate::frontend::scan::{scan_file_with, scan_source};
 use crate::frontend::{FileScan, Scope};
 use crate::ir::{Function, FunctionKind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -185,12 +185,42 @@ pub fn normalize(p: &Path) -> PathBuf {
 }
 
 fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
-    let tree = parse(db, file);
     let path = file.path(db).clone();
     let initial = db.workspace().initial_scope(db).clone();
-    scan_file(file.text(db), &tree.0, initial, &mut |name| {
-        resolve_include(db, &path, name).map(|h| exports(db, h))
-    })
+    // (harden) names #defined anywhere in the workspace stay undecidable in
+    // #ifdef; the scan keeps only those its own directives mention.
+    let elsewhere = workspace_defines(db);
+    let mut include = |name: &str| resolve_include(db, &path, name).map(|h| exports(db, h));
+    let text = file.text(db);
+    // (harden) large files are parsed chunk by chunk, without keeping a tree.
+    if crate::frontend::scan::needs_chunks(text) {
+        return scan_source(text, initial, elsewhere, &mut include);
+    }
+    let tree = parse(db, file);
+    scan_file_with(text, &tree.0, initial, elsewhere, &mut include)
+}
+
+/// (harden) Names `#define`d anywhere in one file (a lexical scan of its
+/// text, so it never depends on other files); backdated when an edit leaves
+/// them equal.
+#[salsa::tracked(returns(ref))]
+pub fn file_defines(db: &dyn Db, file: SourceFile) -> Arc<BTreeSet<String>> {
+    Arc::new(crate::frontend::preproc::defined_names(file.text(db)))
+}
+
+/// (harden) Names `#define`d anywhere in the workspace: the union of
+/// [`file_defines`]. Re-run only when some file's set changes.
+#[salsa::tracked(returns(ref))]
+pub fn workspace_defines(db: &dyn Db) -> Arc<BTreeSet<String>> {
+    let mut all = BTreeSet::new();
+    for f in db.workspace().files(db).values() {
+        for n in file_defines(db, *f).iter() {
+            if !all.contains(n) {
+                all.insert(n.clone());
+            }
+        }
+    }
+    Arc::new(all)
 }
 
 /// Scan a file's top level.

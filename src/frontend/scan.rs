@@ -125,22 +125,7 @@ pub fn scan_file_with(
     include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
 ) -> FileScan {
     let _unit = preproc::enter_unit();
-    let mut initial = initial;
-    if !elsewhere.is_empty() {
-        let mentioned = preproc::directive_names(text_src);
-        let (small, large) = if mentioned.len() <= elsewhere.len() {
-            (&mentioned, elsewhere)
-        } else {
-            (elsewhere, &mentioned)
-        };
-        let maybe: Vec<&String> = small.iter().filter(|n| large.contains(*n)).collect();
-        if !maybe.is_empty() {
-            let macros = &mut Arc::make_mut(&mut initial).macros;
-            for n in maybe {
-                macros.mark_unknown(n);
-            }
-        }
-    }
+    let initial = with_elsewhere(text_src, initial, elsewhere);
     let mut s = Scanner {
         src: text_src.as_bytes(),
         scope: initial,
@@ -156,6 +141,228 @@ pub fn scan_file_with(
     s.items(tree.root_node());
     s.out.exports = s.scope.clone();
     s.out
+}
+
+/// Files up to this size are parsed whole (the `db` layer's `parse`
+/// query); larger ones are parsed chunk by chunk ([`scan_source`]).
+pub const CHUNK_THRESHOLD: usize = 64 << 10;
+/// Target size of one chunk of a large file.
+const CHUNK_TARGET: usize = 8 << 10;
+
+/// Whether [`scan_source`] parses `text` in chunks (rather than whole).
+pub fn needs_chunks(text: &str) -> bool {
+    text.len() > CHUNK_THRESHOLD
+}
+
+/// Time allowed to parse `bytes` of text: tree-sitter-cuda parses a few MB
+/// per second; its error recovery can go quadratic (many errors after many
+/// comments), which chunking keeps local and this budget bounds.
+fn parse_budget(bytes: usize) -> std::time::Duration {
+    std::time::Duration::from_millis(2000 + (bytes as u64 >> 20) * 1000)
+}
+
+/// Scan a file from its text, like [`scan_file_with`], parsing it whole
+/// when small and otherwise in chunks of about 32 KB cut between top-level
+/// items (bracket and `#if` depth 0, after a `;`, `}` or directive), or,
+/// where brackets never close for long, before a column-0 line that starts a
+/// definition. Each chunk's tree is dropped once scanned, so memory stays
+/// flat, and each parse has a time budget (`parse-budget` diagnostic).
+pub fn scan_source(
+    text_src: &str,
+    initial: Arc<Scope>,
+    elsewhere: &BTreeSet<String>,
+    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+) -> FileScan {
+    if !needs_chunks(text_src) {
+        let tree = super::syntax::parse(text_src);
+        return scan_file_with(text_src, &tree, initial, elsewhere, include);
+    }
+    let _unit = preproc::enter_unit();
+    let mut s = Scanner {
+        src: text_src.as_bytes(),
+        scope: with_elsewhere(text_src, initial, elsewhere),
+        out: FileScan::default(),
+        include,
+        ordinals: BTreeMap::new(),
+        path: Vec::new(),
+        line_offset: 0,
+        depth: 0,
+        nest: 0,
+        newlines: OnceCell::new(),
+    };
+    let mut bounds = chunk_starts(text_src.as_bytes(), CHUNK_TARGET);
+    bounds.insert(0, 0);
+    bounds.push(text_src.len());
+    for w in bounds.windows(2) {
+        s.scan_region(w[0], w[1], false);
+    }
+    s.out.exports = s.scope.clone();
+    s.out
+}
+
+/// Byte offsets (line starts) where a large file is cut into chunks of
+/// about `target` bytes: see [`scan_source`].
+fn chunk_starts(src: &[u8], target: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut last = 0usize;
+    let mut depth = 0i64;
+    let mut pp_depth = 0i64;
+    let mut in_comment = false;
+    // Whether the last significant token ended a top-level item.
+    let mut ended = true;
+    let mut i = 0usize;
+    while i < src.len() {
+        // `i` is a line start.
+        let line_end = src[i..]
+            .iter()
+            .position(|c| *c == b'\n')
+            .map_or(src.len(), |p| i + p + 1);
+        if !in_comment && pp_depth == 0 && i - last >= target {
+            let clean = depth == 0 && ended;
+            let forced = i - last >= 2 * target && starts_definition_lexically(&src[i..line_end]);
+            if clean || forced {
+                out.push(i);
+                last = i;
+                depth = 0;
+            }
+        }
+        let line = &src[i..line_end];
+        let t = line.trim_ascii_start();
+        if !in_comment && t.first() == Some(&b'#') {
+            // A directive, with its continuation lines.
+            let mut end = line_end;
+            let mut cur = line;
+            while cur.trim_ascii_end().ends_with(b"\\") && end < src.len() {
+                let next_end = src[end..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .map_or(src.len(), |p| end + p + 1);
+                cur = &src[end..next_end];
+                end = next_end;
+            }
+            let word: Vec<u8> = t[1..]
+                .trim_ascii_start()
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .copied()
+                .collect();
+            match word.as_slice() {
+                b"if" | b"ifdef" | b"ifndef" => pp_depth += 1,
+                b"endif" => pp_depth = (pp_depth - 1).max(0),
+                _ => {}
+            }
+            // A block comment may start on a directive line and go on.
+            in_comment = opens_comment(&src[i..end]);
+            ended = true;
+            i = end;
+            continue;
+        }
+        // Brackets and the last significant character of the line.
+        let mut j = 0;
+        while j < line.len() {
+            let c = line[j];
+            if in_comment {
+                if c == b'*' && line.get(j + 1) == Some(&b'/') {
+                    in_comment = false;
+                    j += 2;
+                } else {
+                    j += 1;
+                }
+                continue;
+            }
+            match c {
+                b'/' if line.get(j + 1) == Some(&b'/') => break,
+                b'/' if line.get(j + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    j += 2;
+                    continue;
+                }
+                b'"' | b'\'' => {
+                    j += 1;
+                    while j < line.len() && line[j] != c && line[j] != b'\n' {
+                        j += if line[j] == b'\\' { 2 } else { 1 };
+                    }
+                    j += 1;
+                    ended = false;
+                    continue;
+                }
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => depth = (depth - 1).max(0),
+                _ => {}
+            }
+            if !c.is_ascii_whitespace() {
+                ended = matches!(c, b';' | b'}');
+            }
+            j += 1;
+        }
+        i = line_end;
+    }
+    out
+}
+
+/// Whether `text` (outside any comment at its start) ends inside a block
+/// comment.
+fn opens_comment(text: &[u8]) -> bool {
+    let mut open = false;
+    let mut j = 0;
+    while j < text.len() {
+        if open {
+            if text[j] == b'*' && text.get(j + 1) == Some(&b'/') {
+                open = false;
+                j += 1;
+            }
+        } else if text[j] == b'/' && text.get(j + 1) == Some(&b'/') {
+            while j < text.len() && text[j] != b'\n' {
+                j += 1;
+            }
+        } else if text[j] == b'/' && text.get(j + 1) == Some(&b'*') {
+            open = true;
+            j += 1;
+        } else if text[j] == b'"' {
+            j += 1;
+            while j < text.len() && text[j] != b'"' && text[j] != b'\n' {
+                j += if text[j] == b'\\' { 2 } else { 1 };
+            }
+        }
+        j += 1;
+    }
+    open
+}
+
+/// Whether `line` starts, at column 0, with a word that starts a definition
+/// (without macro knowledge).
+fn starts_definition_lexically(line: &[u8]) -> bool {
+    let end = line
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(line.len());
+    matches!(
+        &line[..end],
+        b"__global__" | b"__device__" | b"__host__" | b"template" | b"__forceinline__"
+    )
+}
+
+/// `initial` with the names of `elsewhere` that `text`'s directives mention
+/// kept undecidable (see [`scan_file_with`]).
+fn with_elsewhere(text: &str, initial: Arc<Scope>, elsewhere: &BTreeSet<String>) -> Arc<Scope> {
+    let mut initial = initial;
+    if elsewhere.is_empty() {
+        return initial;
+    }
+    let mentioned = preproc::directive_names(text);
+    let (small, large) = if mentioned.len() <= elsewhere.len() {
+        (&mentioned, elsewhere)
+    } else {
+        (elsewhere, &mentioned)
+    };
+    let maybe: Vec<&String> = small.iter().filter(|n| large.contains(*n)).collect();
+    if !maybe.is_empty() {
+        let macros = &mut Arc::make_mut(&mut initial).macros;
+        for n in maybe {
+            macros.mark_unknown(n);
+        }
+    }
+    initial
 }
 
 /// How deep error recovery may re-parse nested regions.
@@ -416,11 +623,21 @@ impl Scanner<'_> {
     /// Re-parse `src[from..to]` on its own (closing the brackets it leaves
     /// open, so that a definition cut short is still one) and scan it.
     fn reparse_region(&mut self, from: usize, to: usize) {
+        self.scan_region(from, to, true);
+    }
+
+    /// Parse `src[from..to]` on its own and scan it with the current scope.
+    /// A recovery region (`recovery`) has its brackets closed, is scanned
+    /// one level deeper and keeps only diagnostics other than parse errors
+    /// (those were reported for the enclosing run); a chunk of a large file
+    /// keeps everything. A parse that runs past its time budget leaves a
+    /// `parse-budget` diagnostic instead of items.
+    fn scan_region(&mut self, from: usize, to: usize, recovery: bool) {
         let Ok(chunk) = std::str::from_utf8(&self.src[from..to]) else {
             return;
         };
         let closed;
-        let chunk = match unclosed(chunk.as_bytes()) {
+        let chunk = match unclosed(chunk.as_bytes()).filter(|_| recovery) {
             Some(closers) => {
                 // On the region's last line (where the text stops), unless
                 // that line is a comment or a directive.
@@ -436,8 +653,24 @@ impl Scanner<'_> {
             }
             None => chunk,
         };
-        let tree = super::syntax::parse(chunk);
         let line_offset = self.line_offset + self.line_of(from);
+        let budget = parse_budget(chunk.len());
+        let Some(tree) = super::syntax::parse_with_budget(chunk, budget) else {
+            let end_line = self.line_offset + self.line_of(to.saturating_sub(1)) + 1;
+            self.out.diagnostics.push(SourceDiagnostic {
+                line: line_offset + 1,
+                col: 1,
+                severity: "warning",
+                code: "parse-budget",
+                message: format!(
+                    "parsing lines {}-{end_line} took more than {:.1} s; their \
+                     definitions are not indexed",
+                    line_offset + 1,
+                    budget.as_secs_f64()
+                ),
+            });
+            return;
+        };
         let mut sub = Scanner {
             src: chunk.as_bytes(),
             scope: self.scope.clone(),
@@ -446,22 +679,23 @@ impl Scanner<'_> {
             ordinals: std::mem::take(&mut self.ordinals),
             path: self.path.clone(),
             line_offset,
-            depth: self.depth + 1,
+            depth: self.depth + u32::from(recovery),
             nest: self.nest,
             newlines: OnceCell::new(),
         };
         sub.items(tree.root_node());
+        drop(tree);
         let (scope, out, ordinals) = (sub.scope, sub.out, sub.ordinals);
         self.scope = scope;
         self.ordinals = ordinals;
         self.out.functions.extend(out.functions);
         self.out.includes.extend(out.includes);
-        // Errors inside the region were reported once already; others
-        // (macro budgets) were not.
+        // Errors inside a recovery region were reported once already;
+        // others (macro budgets) were not.
         self.out.diagnostics.extend(
             out.diagnostics
                 .into_iter()
-                .filter(|d| d.code != "parse-error"),
+                .filter(|d| !recovery || d.code != "parse-error"),
         );
     }
 
@@ -1146,5 +1380,77 @@ mod tests {
         assert!(!f.diagnostics.is_empty());
         assert!(f.diagnostics.iter().all(|d| d.code == "parse-error"));
         assert!(f.functions.iter().any(|s| s.name == "ok"));
+    }
+
+    fn chunked(src: &str) -> FileScan {
+        let init = Arc::new(Scope {
+            macros: MacroTable::predefined(),
+            ..Scope::default()
+        });
+        scan_source(src, init, &BTreeSet::new(), &mut |_| None)
+    }
+
+    fn summary(f: &FileScan) -> Vec<(String, String, u32, u32, FunctionKind, usize)> {
+        f.functions
+            .iter()
+            .map(|s| {
+                (
+                    s.scope_path.clone(),
+                    s.name.clone(),
+                    s.start_line,
+                    s.start_col,
+                    s.kind,
+                    s.text.len(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn large_files_are_scanned_in_chunks_with_the_same_result() {
+        let mut src = String::from("// header\n#define N 4\n");
+        for i in 0..600 {
+            src.push_str(&format!(
+                "/* block {i}\n   #define NOT_A_MACRO {{ */\n\
+                 #define W{i} /* a comment that goes\n   on */ {i}\n\
+                 #if N > 2\nstruct S{i} {{ float a[N]; int b; }};\n#else\nstruct S{i} {{ int c; }};\n#endif\n\
+                 namespace ns{i} {{\n__device__ int f{i}(int x) {{ return x + W{i}; }}\n}}\n\
+                 template <int B>\n__global__ void k{i}(S{i} *p) {{\n  p[threadIdx.x].b = \"}}{{\"[0] + '{{';\n}}\n\
+                 int table{i}[] = {{\n  1, 2,\n  3 }};\n"
+            ));
+        }
+        assert!(needs_chunks(&src));
+        let whole = scan(&src);
+        let parts = chunked(&src);
+        assert_eq!(summary(&parts), summary(&whole));
+        assert_eq!(parts.functions.len(), 1200);
+        assert_eq!(parts.exports, whole.exports);
+        assert_eq!(parts.diagnostics, whole.diagnostics);
+        assert!(
+            whole.diagnostics.is_empty(),
+            "{:?}",
+            &whole.diagnostics[..1]
+        );
+        // The chunks really were several.
+        assert!(chunk_starts(src.as_bytes(), CHUNK_TARGET).len() > 10);
+    }
+
+    #[test]
+    fn errors_after_many_comments_stay_linear() {
+        // Tree-sitter's error recovery slows down with every comment line
+        // before an error: 50000 comment lines then 1000 broken initializers
+        // took 13 s parsed whole. Chunks keep that local.
+        let mut src = "// c\n".repeat(50000);
+        for i in 0..1000 {
+            src.push_str(&format!(
+                "static int t{i}[] = {{ 1, 2,\n__global__ void k{i}(float *a) {{ a[threadIdx.x] = {i}; }}\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        let f = chunked(&src);
+        let took = start.elapsed();
+        assert_eq!(f.functions.len(), 1000);
+        assert!(f.diagnostics.iter().any(|d| d.code == "parse-error"));
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     }
 }

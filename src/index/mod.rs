@@ -3,7 +3,6 @@
 
 use crate::config::Config;
 use crate::db::{self, Database, ExecutionLog, SourceFile};
-use crate::frontend::preproc::MacroTable;
 use crate::frontend::{Scope, SourceDiagnostic};
 use crate::store::{FileRecord, FunctionRecord, Store, SyncStats};
 use crate::workspace::{self, display_path};
@@ -56,15 +55,8 @@ pub struct IndexSummary {
 }
 
 fn initial_scope(config: &Config) -> Arc<Scope> {
-    let mut macros = MacroTable::predefined();
-    for (k, v) in &config.preprocessor.defines {
-        macros.define(k, None, v);
-    }
-    for k in &config.preprocessor.undefs {
-        macros.undef(k);
-    }
     Arc::new(Scope {
-        macros,
+        macros: config.initial_macros(),
         ..Scope::default()
     })
 }
