@@ -11,7 +11,7 @@ use crate::ir::{Access, Function, MemSpace};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The bank verdict of one shared access.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SharedAccessCost {
     /// Index into `Function::accesses`.
     pub access: usize,

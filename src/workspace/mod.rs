@@ -84,16 +84,6 @@ pub struct Loaded {
     pub content: Result<Vec<u8>, LoadError>,
 }
 
-/// Walk `root` (honouring .gitignore/.ignore and the configured excludes),
-/// returning relative paths of sources and headers, sorted. Paths that
-/// cannot be listed are skipped here; [`load`] reports them.
-pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
-    Ok(walk(root, exclude)?
-        .into_iter()
-        .filter_map(|(p, e)| e.is_none().then_some(p))
-        .collect())
-}
-
 /// Read every source and header under `root` (as [`discover`] finds them,
 /// symbolic links followed): per path, its bytes or why not — an unreadable
 /// file or directory, a broken link, a link loop, or a file larger than
@@ -111,30 +101,37 @@ pub fn load_with(
     read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
 ) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
-    for (rel, problem) in walk(root, exclude)? {
+    for (rel, problem) in walk_checked(root, exclude)? {
         let content = match problem {
             Some(e) => Err(e),
-            None => {
-                let full = root.join(&rel);
-                let size = std::fs::metadata(&full).map(|m| m.len()).unwrap_or(0);
-                if size > max_bytes {
-                    Err(LoadError::TooLarge {
-                        bytes: size,
-                        limit: max_bytes,
-                    })
-                } else {
-                    read(&full).map_err(|e| LoadError::Unreadable(e.to_string()))
-                }
-            }
+            None => read_checked(&root.join(&rel), max_bytes, read),
         };
         out.push(Loaded { rel, content });
     }
     Ok(out)
 }
 
-/// The walk: relative paths of sources and headers, and of the paths that
-/// could not be walked (with why), sorted.
-fn walk(root: &Path, exclude: &[String]) -> Result<Vec<(PathBuf, Option<LoadError>)>> {
+/// Read one file found by [`walk_checked`]: its bytes, or why not (larger
+/// than `max_bytes`, or unreadable).
+pub fn read_checked(
+    full: &Path,
+    max_bytes: u64,
+    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+) -> std::result::Result<Vec<u8>, LoadError> {
+    let size = std::fs::metadata(full).map(|m| m.len()).unwrap_or(0);
+    if size > max_bytes {
+        return Err(LoadError::TooLarge {
+            bytes: size,
+            limit: max_bytes,
+        });
+    }
+    read(full).map_err(|e| LoadError::Unreadable(e.to_string()))
+}
+
+/// The full walk of `root` for a run (symbolic links followed): relative
+/// paths of sources and headers, and of the paths that could not be walked
+/// (with why), sorted.
+pub fn walk_checked(root: &Path, exclude: &[String]) -> Result<Vec<(PathBuf, Option<LoadError>)>> {
     let meta = std::fs::metadata(root)
         .with_context(|| format!("cannot read directory {}", root.display()))?;
     if !meta.is_dir() {
@@ -215,7 +212,10 @@ fn walk_problem(root: &Path, err: &ignore::Error) -> Option<(PathBuf, Option<Loa
                 return Some((rel, Some(LoadError::BrokenLink(io.to_string()))));
             }
             if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-                return Some((dir_path(rel), Some(LoadError::UnreadableDir(io.to_string()))));
+                return Some((
+                    dir_path(rel),
+                    Some(LoadError::UnreadableDir(io.to_string())),
+                ));
             }
             (is_source(&rel) || is_header(&rel))
                 .then(|| (rel, Some(LoadError::Unreadable(io.to_string()))))
@@ -238,6 +238,97 @@ fn dir_path(rel: PathBuf) -> PathBuf {
     let mut s = rel.into_os_string();
     s.push("/");
     PathBuf::from(s)
+}
+
+/// Walk `root` (honouring .gitignore/.ignore and the configured excludes),
+/// returning relative paths of sources and headers, sorted.
+pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
+    let meta = std::fs::metadata(root)
+        .with_context(|| format!("cannot read directory {}", root.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("{} is not a directory", root.display());
+    }
+    discover_in(root, Path::new(""), exclude, true)
+}
+
+/// Like [`discover`], for the part of the workspace under `sub` (relative
+/// to `root`): everything below it, or with `recursive` false only its
+/// direct entries. The ignore files of `root` and of every directory down
+/// to `sub` apply as they do for a walk from `root`, but whether `sub`
+/// itself is admitted is the caller's question (see [`list_dir`]). A `sub`
+/// that does not exist (or is not a directory) yields nothing.
+pub fn discover_in(
+    root: &Path,
+    sub: &Path,
+    exclude: &[String],
+    recursive: bool,
+) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = walk(root, sub, exclude, (!recursive).then_some(1))?
+        .into_iter()
+        .filter(|(p, dir)| !dir && (is_source(p) || is_header(p)))
+        .map(|(p, _)| p)
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The direct entries of directory `sub` (relative to `root`) that a walk
+/// from `root` would admit (ignore files, hidden names and the configured
+/// excludes applied), as relative paths with whether each is a directory.
+pub fn list_dir(root: &Path, sub: &Path, exclude: &[String]) -> Result<Vec<(PathBuf, bool)>> {
+    walk(root, sub, exclude, Some(1))
+}
+
+/// The entries below `root/sub` (not `sub` itself) that a walk from `root`
+/// admits, to `max_depth` levels.
+fn walk(
+    root: &Path,
+    sub: &Path,
+    exclude: &[String],
+    max_depth: Option<usize>,
+) -> Result<Vec<(PathBuf, bool)>> {
+    let start = root.join(sub);
+    if !start.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for pat in exclude {
+        overrides
+            .add(&format!("!{pat}"))
+            .with_context(|| format!("invalid exclude pattern `{pat}` in cudalog.toml"))?;
+    }
+    // Never index our own database directory.
+    overrides.add("!.cudalog/")?;
+    let walker = ignore::WalkBuilder::new(&start)
+        .overrides(overrides.build()?)
+        .hidden(true)
+        .parents(true)
+        .require_git(false)
+        .max_depth(max_depth)
+        .build();
+    let mut out = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                tracing::warn!("skipping unreadable entry: {err}");
+                continue;
+            }
+        };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Some(t) = entry.file_type() else {
+            continue;
+        };
+        if !(t.is_file() || t.is_dir()) {
+            continue;
+        }
+        if let Ok(rel) = entry.path().strip_prefix(root) {
+            out.push((rel.to_path_buf(), t.is_dir()));
+        }
+    }
+    Ok(out)
 }
 
 /// A decoded file.
@@ -278,23 +369,74 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     }
 }
 
-/// Relative path as stored (forward slashes; a directory's keeps its
-/// trailing `/`).
+/// Relative path as stored (forward slashes), losslessly: a component
+/// that is valid UTF-8 without a backslash is kept as it is; any other has
+/// its backslashes doubled and each byte that is not valid UTF-8 written
+/// `\xHH`. Different paths never give the same text (only escaped
+/// components contain a backslash, and escapes decode unambiguously).
 pub fn display_path(rel: &Path) -> String {
     let mut s = rel
         .components()
-        .map(|c| c.as_os_str().to_string_lossy())
+        .map(|c| escape_component(c.as_os_str()))
         .collect::<Vec<_>>()
         .join("/");
+    // (harden) a directory's path (see [`LoadError::UnreadableDir`]) keeps
+    // its trailing `/`.
     if rel.as_os_str().to_string_lossy().ends_with('/') && !s.is_empty() {
         s.push('/');
     }
     s
 }
 
+fn escape_component(c: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(c).to_vec();
+    #[cfg(not(unix))]
+    let bytes = c.to_string_lossy().into_owned().into_bytes();
+    match std::str::from_utf8(&bytes) {
+        Ok(s) if !s.contains('\\') => s.to_string(),
+        _ => {
+            let mut out = String::new();
+            let mut rest: &[u8] = &bytes;
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(s) => {
+                        out.push_str(&s.replace('\\', "\\\\"));
+                        break;
+                    }
+                    Err(e) => {
+                        let (good, bad) = rest.split_at(e.valid_up_to());
+                        let good = std::str::from_utf8(good).unwrap_or_default();
+                        out.push_str(&good.replace('\\', "\\\\"));
+                        let n = e.error_len().unwrap_or(bad.len()).max(1);
+                        for b in &bad[..n] {
+                            out.push_str(&format!("\\x{b:02X}"));
+                        }
+                        rest = &bad[n..];
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_are_stored_losslessly() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = |b: &[u8]| display_path(Path::new(std::ffi::OsStr::from_bytes(b)));
+        assert_eq!(p(b"src/a.cu"), "src/a.cu");
+        assert_eq!(p(b"x\xff.cu"), "x\\xFF.cu");
+        assert_ne!(p(b"x\xff.cu"), p(b"x\xfe.cu"));
+        // A name that literally reads like an escape stays distinct.
+        assert_eq!(p(b"x\\xFF.cu"), "x\\\\xFF.cu");
+        assert_ne!(p(b"x\\xFF.cu"), p(b"x\xff.cu"));
+    }
 
     #[test]
     fn decodes_utf8_bom_and_latin1() {
@@ -361,7 +503,10 @@ mod tests {
         // Reading `bad.cu` fails (as an unreadable file would, also for root).
         let read = |p: &Path| {
             if p.ends_with("bad.cu") {
-                Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied"))
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "denied",
+                ))
             } else {
                 std::fs::read(p)
             }
@@ -392,12 +537,10 @@ mod tests {
         std::fs::create_dir_all(r.join("locked")).unwrap();
         std::fs::write(r.join("locked/k.cu"), "int k;").unwrap();
         std::fs::write(r.join("a.cu"), "int a;").unwrap();
-        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o000))
-            .unwrap();
+        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
         let readable_anyway = std::fs::read_dir(r.join("locked")).is_ok();
         let got = outcome(&load(r, &[], 1 << 20).unwrap());
-        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
         if readable_anyway {
             // Running as root: permissions do not stop us.
             eprintln!("skipped: directory permissions are not enforced for this user");
