@@ -593,10 +593,17 @@ impl Scanner<'_> {
         // (a half-saved file): re-parse it with them closed.
         let first_end = splits.first().map(|o| start + o).unwrap_or(end);
         let at_line_start = start == 0 || self.src[start - 1] == b'\n';
+        // Likewise when tree-sitter's nodes straddle the first split: what
+        // it made of the part before it (one ERROR) holds no definition,
+        // though the part may be whole (a kernel before the half-saved one).
+        let straddles = !splits.is_empty()
+            && nodes
+                .iter()
+                .any(|n| n.start_byte() < first_end && n.end_byte() > first_end);
         if self.depth < MAX_RECOVERY_DEPTH
             && at_line_start
             && self.starts_definition(&self.src[start..end])
-            && unclosed(&self.src[start..first_end]).is_some()
+            && (straddles || unclosed(&self.src[start..first_end]).is_some())
         {
             splits.insert(0, 0);
         }
@@ -1286,6 +1293,14 @@ mod tests {
             assert_eq!(lowered.accesses.len(), 1, "n = {n}");
             assert!(f.functions[0].text.starts_with("__global__ void k"));
         }
+        // A whole kernel and host function before a half-saved kernel: the
+        // error run starts at the first one; all three are kept.
+        let f = scan(
+            "__global__ void k(float *a) {\n  a[0] = 1;\n}\nvoid h(float *d) { k<<<1, 32>>>(d); }\n\
+             __global__ void late(float *a) { a[0] = 1; {({({({({({({({(",
+        );
+        assert_eq!(names(&f), ["k", "h", "late"]);
+        assert!(!f.diagnostics.is_empty());
         // Closed, then unclosed brackets after it: the kernel is intact.
         let f = scan("__global__ void k(float *a) { a[0] = 1; }\n{({({({({({(\n");
         assert_eq!(names(&f), ["k"]);
