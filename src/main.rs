@@ -2,6 +2,14 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // A closed pipe (`cudalog query … | head`) ends the program quietly, as
+    // it ends other Unix tools, instead of a panic in `print!`.
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread
+    // starts; no handler runs Rust code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = cudalog::cli::Cli::parse();
     let level = match cli.verbose {
         0 => "warn",
@@ -26,6 +34,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
+        // Elsewhere a closed pipe is an error: end quietly all the same.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

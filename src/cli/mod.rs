@@ -89,6 +89,12 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Print at most N rows (rows are streamed as SQLite produces them).
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+        /// Interrupt the statement after SECS seconds (fractions allowed).
+        #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+        timeout: Option<std::time::Duration>,
     },
     /// House rules (Datalog): list, check or run rule files.
     Rules {
@@ -96,6 +102,13 @@ pub enum Command {
         #[command(subcommand)]
         command: rules::RulesCommand,
     },
+}
+
+fn parse_timeout(s: &str) -> Result<std::time::Duration, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(std::time::Duration::from_secs_f64(v)),
+        _ => Err(format!("`{s}` is not a positive number of seconds")),
+    }
 }
 
 fn parse_severity(s: &str) -> Result<Severity, String> {
@@ -153,7 +166,7 @@ fn workspace_args(
         anyhow::bail!("{}: no such directory", root.display());
     }
     let mut config = Config::load(&root)?;
-    config.add_defines(define);
+    config.add_defines(define)?;
     let db_path = db.unwrap_or_else(|| default_db(&root));
     Ok((root, config, db_path))
 }
@@ -270,19 +283,27 @@ pub fn run(cli: Cli) -> Result<i32> {
             )?;
             Ok(0)
         }
-        Command::Query { sql, db, format } => {
+        Command::Query {
+            sql,
+            db,
+            format,
+            limit,
+            timeout,
+        } => {
             let db_path = match db {
                 Some(p) => p,
                 None => find_db(&std::env::current_dir()?)?,
             };
             let conn = store::open_read_only(&db_path)?;
-            let r = store::run_query(&conn, &sql).context("query failed")?;
-            let out = match format {
-                Format::Table => r.to_table(),
-                Format::Csv => r.to_csv(),
-                Format::Json => r.to_json() + "\n",
+            let format = match format {
+                Format::Table => store::QueryFormat::Table,
+                Format::Csv => store::QueryFormat::Csv,
+                Format::Json => store::QueryFormat::Json,
             };
-            print!("{out}");
+            let bounds = store::QueryBounds { limit, timeout };
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            store::stream_query(&conn, &sql, format, bounds, &mut out).context("query failed")?;
             Ok(0)
         }
         Command::Rules { command } => rules::run(command),

@@ -34,10 +34,10 @@
 
 use crate::facts::{CallArgs, CalleeSummary, Callees, LaunchDims, ParamFacts};
 use crate::frontend::lower::lower_function;
-use crate::frontend::scan::scan_file;
+use crate::frontend::scan::scan_source;
 use crate::frontend::{FileScan, Scope};
 use crate::ir::{Function, FunctionKind};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -248,14 +248,42 @@ pub fn normalize(p: &Path) -> PathBuf {
 }
 
 fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
-    // The syntax tree lives only as long as the scan: what is kept is the
-    // scan and, per function, its lowered IR.
-    let tree = crate::frontend::syntax::parse(file.text(db));
     let path = file.path(db).clone();
     let initial = db.workspace().initial_scope(db).clone();
-    scan_file(file.text(db), &tree, initial, &mut |name| {
+    // (harden) names #defined anywhere in the workspace stay undecidable in
+    // #ifdef; the scan keeps only those its own directives mention.
+    let elsewhere = workspace_defines(db);
+    // The syntax tree lives only as long as the scan (large files are
+    // parsed chunk by chunk): what is kept is the scan and, per function,
+    // its lowered IR.
+    scan_source(file.text(db), initial, elsewhere, &mut |name| {
         resolve_include(db, &path, name).map(|h| exports(db, h))
     })
+}
+
+/// (harden) Names `#define`d anywhere in one file (a lexical scan of its
+/// text, so it never depends on other files); backdated when an edit leaves
+/// them equal.
+#[salsa::tracked(returns(ref))]
+pub fn file_defines(db: &dyn Db, file: SourceFile) -> Arc<BTreeSet<String>> {
+    Arc::new(crate::frontend::preproc::defined_names(file.text(db)))
+}
+
+/// (harden) Names `#define`d anywhere in the workspace: the union of
+/// [`file_defines`]. Re-run when the file map or some file's set changes (a
+/// fold over memoized per-file sets); the scans that read it re-run only
+/// when the union itself changes.
+#[salsa::tracked(returns(ref))]
+pub fn workspace_defines(db: &dyn Db) -> Arc<BTreeSet<String>> {
+    let mut all = BTreeSet::new();
+    for f in db.workspace().files(db).values() {
+        for n in file_defines(db, *f).iter() {
+            if !all.contains(n) {
+                all.insert(n.clone());
+            }
+        }
+    }
+    Arc::new(all)
 }
 
 /// Scan a file's top level.

@@ -18,13 +18,10 @@ pub fn var_definitions(f: &Function, v: VarId) -> Vec<ExprId> {
     }
     let mut out = Vec::new();
     for s in &f.stmts {
-        if let StmtKind::Decl { var, init } = &s.kind
+        if let StmtKind::Decl { var, init: Some(e) } = &s.kind
             && *var == v
         {
-            match init {
-                Some(e) => out.push(*e),
-                None => {}
-            }
+            out.push(*e);
         }
     }
     let is_v = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(x) if x == v);

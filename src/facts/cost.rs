@@ -76,7 +76,7 @@ impl CostModel {
             self.line_bytes,
             self.line_bytes >= self.sector_bytes
                 && self.line_bytes <= 65536
-                && self.line_bytes % self.sector_bytes == 0,
+                && self.line_bytes.is_multiple_of(self.sector_bytes),
             "must be a multiple of sector_bytes (at most 65536)",
         )?;
         check(

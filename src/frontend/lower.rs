@@ -6,7 +6,7 @@
 //! is evaluated, and every array/pointer access, barrier, launch and call is
 //! recorded with its statement and a span relative to the function start.
 
-use super::preproc::MacroTable;
+use super::preproc::{self, BudgetReason, MacroTable};
 use super::scan::Scope;
 use super::syntax::{children, describe_error, errors, field, named_children, parse, text};
 use super::types::{apply_declarator, base_type, substitute_consts, type_from_words};
@@ -27,6 +27,8 @@ pub fn lower_function(
     // Host code matters to the analyses only through its launches: a host
     // function without any is lowered from its signature alone (its body is
     // not parsed a second time).
+    // Macro expansions of one function share a budget (see `preproc`).
+    let _unit = preproc::enter_unit();
     let signature_only = !lowers_body(kind, text_src);
     let lowered_text = match (signature_only, text_src.find('{')) {
         (true, Some(brace)) => &text_src[..brace],
@@ -64,6 +66,8 @@ pub fn lower_function(
         locals: vec![HashMap::new()],
         cur_stmt: StmtId(0),
         expanding: Vec::new(),
+        expansion_start: 0,
+        expansion_exprs: 0,
         local_macros: None,
         record_accesses: kind != FunctionKind::Host,
         nesting: 0,
@@ -77,6 +81,7 @@ pub fn lower_function(
         l.f.syntax_errors.push(SyntaxError {
             span,
             message: describe_error(e, src),
+            code: "parse-error",
         });
     }
     let Some(def) = find_definition(root) else {
@@ -90,10 +95,12 @@ pub fn lower_function(
     }
     let cx = Cx::plain(src);
     l.signature(def, &cx);
+    l.budget_diagnostics(def, &cx);
     if let Some(body) = field(def, "body") {
         let id = l.block(body, &cx);
         l.f.body = Some(id);
     }
+    l.budget_diagnostics(def, &cx);
     l.f
 }
 
@@ -147,6 +154,10 @@ struct Lower<'a> {
     locals: Vec<HashMap<String, VarId>>,
     cur_stmt: StmtId,
     expanding: Vec<String>,
+    /// `exprs.len()` when the outermost macro expansion under way began.
+    expansion_start: usize,
+    /// Expressions created by finished macro expansions.
+    expansion_exprs: usize,
     local_macros: Option<MacroTable>,
     record_accesses: bool,
     /// Current syntactic nesting (statements + expressions), bounded so that
@@ -159,6 +170,10 @@ struct Lower<'a> {
 const MAX_NESTING: u32 = 96;
 
 const MAX_EXPANSION_DEPTH: usize = 24;
+
+/// Most expressions the macro expansions of one function may create; later
+/// macros are lowered as plain names, with a `macro-budget` diagnostic.
+pub const MAX_EXPANSION_EXPRS: usize = 1 << 18;
 
 impl<'a> Lower<'a> {
     // ---------- bookkeeping ----------
@@ -381,6 +396,19 @@ impl<'a> Lower<'a> {
         self.nesting += 1;
         self.stmt_into_inner(n, cx, out);
         self.nesting -= 1;
+        self.budget_diagnostics(n, cx);
+    }
+
+    /// Record the macro-budget events of what was lowered so far at `n`.
+    fn budget_diagnostics(&mut self, n: Node<'_>, cx: &Cx<'_>) {
+        for ev in preproc::take_budget_events() {
+            let span = self.span_of(n, cx);
+            self.f.syntax_errors.push(SyntaxError {
+                span,
+                message: ev.message("function"),
+                code: "macro-budget",
+            });
+        }
     }
 
     fn too_deep(&mut self, n: Node<'_>, cx: &Cx<'_>) {
@@ -394,6 +422,7 @@ impl<'a> Lower<'a> {
             self.f.syntax_errors.push(SyntaxError {
                 span,
                 message: format!("nesting deeper than {MAX_NESTING} levels is not analysed"),
+                code: "parse-error",
             });
         }
     }
@@ -1523,6 +1552,23 @@ impl<'a> Lower<'a> {
         {
             return None;
         }
+        // The budget: expressions created by this function's expansions, and
+        // the unit's tokens and time (charged by body length).
+        let created = self.expansion_exprs
+            + if self.expanding.is_empty() {
+                0
+            } else {
+                self.f.exprs.len() - self.expansion_start
+            };
+        // Named after the macro written in the function.
+        let outer = self.expanding.first().map(String::as_str).unwrap_or(name);
+        if created >= MAX_EXPANSION_EXPRS {
+            preproc::report_budget(outer, BudgetReason::TooManyExprs);
+            return None;
+        }
+        if preproc::charge_unit(outer, body.len() / 4 + 1).is_err() {
+            return None;
+        }
         let (wrapped, tree) = expansion_tree(body);
         let root = tree.root_node();
         if root.has_error() {
@@ -1537,9 +1583,15 @@ impl<'a> Lower<'a> {
             src: wrapped.as_bytes(),
             site: Some(site),
         };
+        if self.expanding.is_empty() {
+            self.expansion_start = self.f.exprs.len();
+        }
         self.expanding.push(name.to_string());
         let e = self.expr_node(value, &cx, mode);
         self.expanding.pop();
+        if self.expanding.is_empty() {
+            self.expansion_exprs += self.f.exprs.len() - self.expansion_start;
+        }
         Some(e)
     }
 
@@ -2032,24 +2084,32 @@ type Expansion = (std::rc::Rc<String>, std::rc::Rc<tree_sitter::Tree>);
 
 thread_local! {
     /// Parsed macro replacement texts: a macro is typically used many times,
-    /// and its parse does not depend on the use site.
-    static EXPANSIONS: std::cell::RefCell<HashMap<String, Expansion>> =
-        std::cell::RefCell::new(HashMap::new());
+    /// and its parse does not depend on the use site. With the bytes of text
+    /// held.
+    static EXPANSIONS: std::cell::RefCell<(HashMap<String, Expansion>, usize)> =
+        std::cell::RefCell::new((HashMap::new(), 0));
 }
+
+/// Most macro-replacement text the per-thread parse cache holds.
+const EXPANSION_CACHE_BYTES: usize = 8 << 20;
 
 /// The wrapped text and parse tree of a macro replacement, cached per thread.
 fn expansion_tree(body: &str) -> Expansion {
     EXPANSIONS.with(|cache| {
-        let mut cache = cache.borrow_mut();
+        let (cache, bytes) = &mut *cache.borrow_mut();
         if let Some(hit) = cache.get(body) {
             return hit.clone();
         }
         let wrapped = format!("int __cudalog_expansion__ = ({body});");
         let tree = parse(&wrapped);
         let entry = (std::rc::Rc::new(wrapped), std::rc::Rc::new(tree));
-        if cache.len() > 8192 {
+        // Bounded by entries and by text (substituted function-like macro
+        // bodies can be long).
+        if cache.len() > 8192 || *bytes + body.len() > EXPANSION_CACHE_BYTES {
             cache.clear();
+            *bytes = 0;
         }
+        *bytes += body.len();
         cache.insert(body.to_string(), entry.clone());
         entry
     })

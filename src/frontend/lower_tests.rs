@@ -380,3 +380,38 @@ fn syntax_errors_inside_a_function_are_recorded_not_fatal() {
     assert_eq!(f.syntax_errors[0].span.line, 1);
     assert!(f.accesses.iter().any(|a| a.index_text == "[1]"));
 }
+
+#[test]
+fn macro_expansion_bombs_are_bounded_with_a_diagnostic() {
+    // 13 macros, each using the previous one four times (4^13 uses), in
+    // code and as an array size; `X` expands to itself three times.
+    let mut src = String::from("#define M0 threadIdx.x\n");
+    for i in 1..=13 {
+        let p = format!("M{}", i - 1);
+        src.push_str(&format!("#define M{i} ({p} + {p} + {p} + {p})\n"));
+    }
+    src.push_str(
+        "#define X X X X\n\
+         __global__ void k(float *a) {\n  __shared__ float s[X];\n  float t[M13];\n  \
+         a[M2] = s[0];\n  a[M13] = t[0];\n  a[threadIdx.x] = 1;\n}\n",
+    );
+    let start = std::time::Instant::now();
+    let f = lower(&src, "k");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(f.exprs.len() <= super::lower::MAX_EXPANSION_EXPRS + 1000);
+    let budget: Vec<_> = f
+        .syntax_errors
+        .iter()
+        .filter(|e| e.code == "macro-budget")
+        .collect();
+    assert!(!budget.is_empty(), "{:?}", f.syntax_errors);
+    assert!(budget.iter().all(|e| e.severity() == "warning"));
+    assert_eq!(f.parse_error_count(), 0);
+    // What precedes and follows the bomb is still lowered.
+    assert!(f.accesses.iter().any(|a| a.index_text == "[M2]"));
+    assert!(f.accesses.iter().any(|a| a.index_text == "[threadIdx.x]"));
+}

@@ -1,11 +1,12 @@
 //! Top-level scan of one file: macros, includes, types, globals, `#if`, and
 //! the function definitions with the scope visible at each.
 
-use super::preproc::MacroTable;
+use super::preproc::{self, MacroTable};
 use super::syntax::{children, describe_error, field, named_children, text};
 use super::types::{apply_declarator, base_type, record_layout, type_from_words};
 use crate::ir::{FunctionKind, MemSpace, Type};
-use std::collections::BTreeMap;
+use std::cell::OnceCell;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use tree_sitter::{Node, Tree};
 
@@ -98,12 +99,33 @@ pub struct FileScan {
 /// Scan a parsed file. `initial` holds the predefined and configured macros;
 /// `include` resolves a local include (as written, e.g. `"common.cuh"`) to the
 /// scope that header exports, or `None` when it is not in the workspace.
+/// Same as [`scan_file_with`] with no names defined elsewhere.
 pub fn scan_file(
     text_src: &str,
     tree: &Tree,
     initial: Arc<Scope>,
     include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
 ) -> FileScan {
+    scan_file_with(text_src, tree, initial, &BTreeSet::new(), include)
+}
+
+/// Scan a parsed file whose workspace `#define`s the names `elsewhere`
+/// (anywhere, in any file: see [`preproc::defined_names`]). Such a name
+/// stays undecidable in this file's `#ifdef`s while no `#define`/`#undef` of
+/// it is visible, since the file may be included after it is defined; only
+/// the names this file's directives mention are kept in its scopes
+/// ([`preproc::directive_names`]), so that an unrelated new macro elsewhere
+/// leaves them equal. Macro expansion shares one budget for the whole file;
+/// exceeding it leaves a `macro-budget` diagnostic.
+pub fn scan_file_with(
+    text_src: &str,
+    tree: &Tree,
+    initial: Arc<Scope>,
+    elsewhere: &BTreeSet<String>,
+    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+) -> FileScan {
+    let _unit = preproc::enter_unit();
+    let initial = with_elsewhere(text_src, initial, elsewhere);
     let mut s = Scanner {
         src: text_src.as_bytes(),
         scope: initial,
@@ -114,10 +136,233 @@ pub fn scan_file(
         line_offset: 0,
         depth: 0,
         nest: 0,
+        newlines: OnceCell::new(),
     };
     s.items(tree.root_node());
     s.out.exports = s.scope.clone();
     s.out
+}
+
+/// Files up to this size are parsed whole (the `db` layer's `parse`
+/// query); larger ones are parsed chunk by chunk ([`scan_source`]).
+pub const CHUNK_THRESHOLD: usize = 64 << 10;
+/// Target size of one chunk of a large file.
+const CHUNK_TARGET: usize = 8 << 10;
+
+/// Whether [`scan_source`] parses `text` in chunks (rather than whole).
+pub fn needs_chunks(text: &str) -> bool {
+    text.len() > CHUNK_THRESHOLD
+}
+
+/// Time allowed to parse `bytes` of text: tree-sitter-cuda parses a few MB
+/// per second; its error recovery can go quadratic (many errors after many
+/// comments), which chunking keeps local and this budget bounds.
+fn parse_budget(bytes: usize) -> std::time::Duration {
+    std::time::Duration::from_millis(2000 + (bytes as u64 >> 20) * 1000)
+}
+
+/// Scan a file from its text, like [`scan_file_with`], parsing it whole
+/// when small and otherwise in chunks of about 32 KB cut between top-level
+/// items (bracket and `#if` depth 0, after a `;`, `}` or directive), or,
+/// where brackets never close for long, before a column-0 line that starts a
+/// definition. Each chunk's tree is dropped once scanned, so memory stays
+/// flat, and each parse has a time budget (`parse-budget` diagnostic).
+pub fn scan_source(
+    text_src: &str,
+    initial: Arc<Scope>,
+    elsewhere: &BTreeSet<String>,
+    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+) -> FileScan {
+    if !needs_chunks(text_src) {
+        let tree = super::syntax::parse(text_src);
+        return scan_file_with(text_src, &tree, initial, elsewhere, include);
+    }
+    let _unit = preproc::enter_unit();
+    let mut s = Scanner {
+        src: text_src.as_bytes(),
+        scope: with_elsewhere(text_src, initial, elsewhere),
+        out: FileScan::default(),
+        include,
+        ordinals: BTreeMap::new(),
+        path: Vec::new(),
+        line_offset: 0,
+        depth: 0,
+        nest: 0,
+        newlines: OnceCell::new(),
+    };
+    let mut bounds = chunk_starts(text_src.as_bytes(), CHUNK_TARGET);
+    bounds.insert(0, 0);
+    bounds.push(text_src.len());
+    for w in bounds.windows(2) {
+        s.scan_region(w[0], w[1], false);
+    }
+    s.out.exports = s.scope.clone();
+    s.out
+}
+
+/// Byte offsets (line starts) where a large file is cut into chunks of
+/// about `target` bytes: see [`scan_source`].
+fn chunk_starts(src: &[u8], target: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut last = 0usize;
+    let mut depth = 0i64;
+    let mut pp_depth = 0i64;
+    let mut in_comment = false;
+    // Whether the last significant token ended a top-level item.
+    let mut ended = true;
+    let mut i = 0usize;
+    while i < src.len() {
+        // `i` is a line start.
+        let line_end = src[i..]
+            .iter()
+            .position(|c| *c == b'\n')
+            .map_or(src.len(), |p| i + p + 1);
+        if !in_comment && pp_depth == 0 && i - last >= target {
+            let clean = depth == 0 && ended;
+            let forced = i - last >= 2 * target && starts_definition_lexically(&src[i..line_end]);
+            if clean || forced {
+                out.push(i);
+                last = i;
+                depth = 0;
+            }
+        }
+        let line = &src[i..line_end];
+        let t = line.trim_ascii_start();
+        if !in_comment && t.first() == Some(&b'#') {
+            // A directive, with its continuation lines.
+            let mut end = line_end;
+            let mut cur = line;
+            while cur.trim_ascii_end().ends_with(b"\\") && end < src.len() {
+                let next_end = src[end..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .map_or(src.len(), |p| end + p + 1);
+                cur = &src[end..next_end];
+                end = next_end;
+            }
+            let word: Vec<u8> = t[1..]
+                .trim_ascii_start()
+                .iter()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .copied()
+                .collect();
+            match word.as_slice() {
+                b"if" | b"ifdef" | b"ifndef" => pp_depth += 1,
+                b"endif" => pp_depth = (pp_depth - 1).max(0),
+                _ => {}
+            }
+            // A block comment may start on a directive line and go on.
+            in_comment = opens_comment(&src[i..end]);
+            ended = true;
+            i = end;
+            continue;
+        }
+        // Brackets and the last significant character of the line.
+        let mut j = 0;
+        while j < line.len() {
+            let c = line[j];
+            if in_comment {
+                if c == b'*' && line.get(j + 1) == Some(&b'/') {
+                    in_comment = false;
+                    j += 2;
+                } else {
+                    j += 1;
+                }
+                continue;
+            }
+            match c {
+                b'/' if line.get(j + 1) == Some(&b'/') => break,
+                b'/' if line.get(j + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    j += 2;
+                    continue;
+                }
+                b'"' | b'\'' => {
+                    j += 1;
+                    while j < line.len() && line[j] != c && line[j] != b'\n' {
+                        j += if line[j] == b'\\' { 2 } else { 1 };
+                    }
+                    j += 1;
+                    ended = false;
+                    continue;
+                }
+                b'{' | b'(' | b'[' => depth += 1,
+                b'}' | b')' | b']' => depth = (depth - 1).max(0),
+                _ => {}
+            }
+            if !c.is_ascii_whitespace() {
+                ended = matches!(c, b';' | b'}');
+            }
+            j += 1;
+        }
+        i = line_end;
+    }
+    out
+}
+
+/// Whether `text` (outside any comment at its start) ends inside a block
+/// comment.
+fn opens_comment(text: &[u8]) -> bool {
+    let mut open = false;
+    let mut j = 0;
+    while j < text.len() {
+        if open {
+            if text[j] == b'*' && text.get(j + 1) == Some(&b'/') {
+                open = false;
+                j += 1;
+            }
+        } else if text[j] == b'/' && text.get(j + 1) == Some(&b'/') {
+            while j < text.len() && text[j] != b'\n' {
+                j += 1;
+            }
+        } else if text[j] == b'/' && text.get(j + 1) == Some(&b'*') {
+            open = true;
+            j += 1;
+        } else if text[j] == b'"' {
+            j += 1;
+            while j < text.len() && text[j] != b'"' && text[j] != b'\n' {
+                j += if text[j] == b'\\' { 2 } else { 1 };
+            }
+        }
+        j += 1;
+    }
+    open
+}
+
+/// Whether `line` starts, at column 0, with a word that starts a definition
+/// (without macro knowledge).
+fn starts_definition_lexically(line: &[u8]) -> bool {
+    let end = line
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(line.len());
+    matches!(
+        &line[..end],
+        b"__global__" | b"__device__" | b"__host__" | b"template" | b"__forceinline__"
+    )
+}
+
+/// `initial` with the names of `elsewhere` that `text`'s directives mention
+/// kept undecidable (see [`scan_file_with`]).
+fn with_elsewhere(text: &str, initial: Arc<Scope>, elsewhere: &BTreeSet<String>) -> Arc<Scope> {
+    let mut initial = initial;
+    if elsewhere.is_empty() {
+        return initial;
+    }
+    let mentioned = preproc::directive_names(text);
+    let (small, large) = if mentioned.len() <= elsewhere.len() {
+        (&mentioned, elsewhere)
+    } else {
+        (elsewhere, &mentioned)
+    };
+    let maybe: Vec<&String> = small.iter().filter(|n| large.contains(*n)).collect();
+    if !maybe.is_empty() {
+        let macros = &mut Arc::make_mut(&mut initial).macros;
+        for n in maybe {
+            macros.mark_unknown(n);
+        }
+    }
+    initial
 }
 
 /// How deep error recovery may re-parse nested regions.
@@ -136,6 +381,83 @@ struct Scanner<'a> {
     depth: u32,
     /// Item nesting depth (namespaces, `#if`).
     nest: u32,
+    /// Byte offsets of the newlines of `src`, built on first use.
+    newlines: OnceCell<Vec<usize>>,
+}
+
+/// The closers (`)`, `]`, `}`, innermost first) of the brackets that `src`
+/// leaves open, skipping comments, string and character literals and
+/// preprocessor lines; `None` when everything is closed (or the nesting is
+/// absurdly deep).
+fn unclosed(src: &[u8]) -> Option<String> {
+    let mut stack: Vec<u8> = Vec::new();
+    let mut i = 0;
+    let mut line_start = true;
+    while i < src.len() {
+        let c = src[i];
+        match c {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'#' if line_start => {
+                // A directive, with its continuation lines.
+                while i < src.len() && src[i] != b'\n' {
+                    if src[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if src.get(i + 1) == Some(&b'/') => {
+                while i < src.len() && src[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if src.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < src.len() && !(src[i] == b'*' && src[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'"' | b'\'' => {
+                i += 1;
+                while i < src.len() && src[i] != c && src[i] != b'\n' {
+                    i += if src[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'{' | b'(' | b'[' => {
+                stack.push(match c {
+                    b'{' => b'}',
+                    b'(' => b')',
+                    _ => b']',
+                });
+                i += 1;
+            }
+            b'}' | b')' | b']' => {
+                // Close up to the matching opener; a stray closer is ignored.
+                if let Some(p) = stack.iter().rposition(|x| *x == c) {
+                    stack.truncate(p);
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+        line_start = false;
+    }
+    if stack.is_empty() || stack.len() > 512 {
+        return None;
+    }
+    Some(stack.iter().rev().map(|c| *c as char).collect())
 }
 
 impl Scanner<'_> {
@@ -143,6 +465,12 @@ impl Scanner<'_> {
     /// is handed to [`Scanner::recover`], because tree-sitter's recovery can
     /// swallow the definitions that follow a broken declaration.
     fn items(&mut self, node: Node<'_>) {
+        if node.is_error() {
+            // Tree-sitter gave up on the whole region (e.g. a definition
+            // followed by many unclosed brackets): recover it as one run.
+            self.recover(&[node]);
+            return;
+        }
         let kids = named_children(node);
         let mut i = 0;
         while i < kids.len() {
@@ -160,6 +488,39 @@ impl Scanner<'_> {
         }
     }
 
+    /// Whether the line `rest` starts with, at column 0, what looks like a
+    /// function definition.
+    fn starts_definition(&self, rest: &[u8]) -> bool {
+        let word_end = rest
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+            .unwrap_or(rest.len());
+        let word = std::str::from_utf8(&rest[..word_end]).unwrap_or("");
+        matches!(
+            word,
+            "__global__" | "__device__" | "__host__" | "template" | "__forceinline__"
+        ) || (word == "extern" && rest.starts_with(b"extern \"C\""))
+            || (!word.is_empty()
+                && self.scope.macros.get(word).is_some_and(|m| {
+                    m.params.is_none()
+                        && (m.body.contains("__global__") || m.body.contains("__device__"))
+                }))
+    }
+
+    /// 0-based line of byte `at` of `src` (binary search in a newline index
+    /// built once per scanner, so that many error regions stay linear).
+    fn line_of(&self, at: usize) -> u32 {
+        let nl = self.newlines.get_or_init(|| {
+            self.src
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c == b'\n')
+                .map(|(i, _)| i)
+                .collect()
+        });
+        nl.partition_point(|p| *p < at) as u32
+    }
+
     /// Byte offsets (relative to `start`) of lines in `src[start..end]` that
     /// start, at column 0, what looks like a function definition.
     fn definition_starts(&self, start: usize, end: usize) -> Vec<usize> {
@@ -167,25 +528,8 @@ impl Scanner<'_> {
         let mut out = Vec::new();
         let mut line_start = 0usize;
         loop {
-            if line_start > 0 || (start > 0 && self.src[start - 1] == b'\n') || start == 0 {
-                let rest = &region[line_start..];
-                let word_end = rest
-                    .iter()
-                    .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-                    .unwrap_or(rest.len());
-                let word = std::str::from_utf8(&rest[..word_end]).unwrap_or("");
-                let starts_def = matches!(
-                    word,
-                    "__global__" | "__device__" | "__host__" | "template" | "__forceinline__"
-                ) || (word == "extern" && rest.starts_with(b"extern \"C\""))
-                    || (!word.is_empty()
-                        && self.scope.macros.get(word).is_some_and(|m| {
-                            m.params.is_none()
-                                && (m.body.contains("__global__") || m.body.contains("__device__"))
-                        }));
-                if starts_def && line_start > 0 {
-                    out.push(line_start);
-                }
+            if line_start > 0 && self.starts_definition(&region[line_start..]) {
+                out.push(line_start);
             }
             match region[line_start..].iter().position(|c| *c == b'\n') {
                 Some(p) => line_start += p + 1,
@@ -245,6 +589,24 @@ impl Scanner<'_> {
         for n in nodes {
             self.push_first_error(*n);
         }
+        // A definition at the start of the region that leaves brackets open
+        // (a half-saved file): re-parse it with them closed.
+        let first_end = splits.first().map(|o| start + o).unwrap_or(end);
+        let at_line_start = start == 0 || self.src[start - 1] == b'\n';
+        // Likewise when tree-sitter's nodes straddle the first split: what
+        // it made of the part before it (one ERROR) holds no definition,
+        // though the part may be whole (a kernel before the half-saved one).
+        let straddles = !splits.is_empty()
+            && nodes
+                .iter()
+                .any(|n| n.start_byte() < first_end && n.end_byte() > first_end);
+        if self.depth < MAX_RECOVERY_DEPTH
+            && at_line_start
+            && self.starts_definition(&self.src[start..end])
+            && (straddles || unclosed(&self.src[start..first_end]).is_some())
+        {
+            splits.insert(0, 0);
+        }
         if splits.is_empty() {
             for n in nodes {
                 self.item_quiet(*n);
@@ -265,13 +627,57 @@ impl Scanner<'_> {
         }
     }
 
+    /// Re-parse `src[from..to]` on its own (closing the brackets it leaves
+    /// open, so that a definition cut short is still one) and scan it.
     fn reparse_region(&mut self, from: usize, to: usize) {
+        self.scan_region(from, to, true);
+    }
+
+    /// Parse `src[from..to]` on its own and scan it with the current scope.
+    /// A recovery region (`recovery`) has its brackets closed, is scanned
+    /// one level deeper and keeps only diagnostics other than parse errors
+    /// (those were reported for the enclosing run); a chunk of a large file
+    /// keeps everything. A parse that runs past its time budget leaves a
+    /// `parse-budget` diagnostic instead of items.
+    fn scan_region(&mut self, from: usize, to: usize, recovery: bool) {
         let Ok(chunk) = std::str::from_utf8(&self.src[from..to]) else {
             return;
         };
-        let tree = super::syntax::parse(chunk);
-        let line_offset =
-            self.line_offset + self.src[..from].iter().filter(|c| **c == b'\n').count() as u32;
+        let closed;
+        let chunk = match unclosed(chunk.as_bytes()).filter(|_| recovery) {
+            Some(closers) => {
+                // On the region's last line (where the text stops), unless
+                // that line is a comment or a directive.
+                let body = chunk.trim_end();
+                let last = body.rsplit('\n').next().unwrap_or("");
+                let sep = if last.contains("//") || last.trim_start().starts_with('#') {
+                    "\n"
+                } else {
+                    " "
+                };
+                closed = format!("{body}{sep}{closers}\n");
+                closed.as_str()
+            }
+            None => chunk,
+        };
+        let line_offset = self.line_offset + self.line_of(from);
+        let budget = parse_budget(chunk.len());
+        let Some(tree) = super::syntax::parse_with_budget(chunk, budget) else {
+            let end_line = self.line_offset + self.line_of(to.saturating_sub(1)) + 1;
+            self.out.diagnostics.push(SourceDiagnostic {
+                line: line_offset + 1,
+                col: 1,
+                severity: "warning",
+                code: "parse-budget",
+                message: format!(
+                    "parsing lines {}-{end_line} took more than {:.1} s; their \
+                     definitions are not indexed",
+                    line_offset + 1,
+                    budget.as_secs_f64()
+                ),
+            });
+            return;
+        };
         let mut sub = Scanner {
             src: chunk.as_bytes(),
             scope: self.scope.clone(),
@@ -280,16 +686,24 @@ impl Scanner<'_> {
             ordinals: std::mem::take(&mut self.ordinals),
             path: self.path.clone(),
             line_offset,
-            depth: self.depth + 1,
+            depth: self.depth + u32::from(recovery),
             nest: self.nest,
+            newlines: OnceCell::new(),
         };
         sub.items(tree.root_node());
+        drop(tree);
         let (scope, out, ordinals) = (sub.scope, sub.out, sub.ordinals);
         self.scope = scope;
         self.ordinals = ordinals;
         self.out.functions.extend(out.functions);
         self.out.includes.extend(out.includes);
-        // Errors inside the region were reported once already.
+        // Errors inside a recovery region were reported once already;
+        // others (macro budgets) were not.
+        self.out.diagnostics.extend(
+            out.diagnostics
+                .into_iter()
+                .filter(|d| !recovery || d.code != "parse-error"),
+        );
     }
 
     /// `item` without reporting errors again.
@@ -342,6 +756,22 @@ impl Scanner<'_> {
         self.nest += 1;
         self.item_inner(n);
         self.nest -= 1;
+        self.budget_diagnostics(n);
+    }
+
+    /// Turn the macro-expansion budget events of the items scanned so far
+    /// into diagnostics at `n`.
+    fn budget_diagnostics(&mut self, n: Node<'_>) {
+        for ev in preproc::take_budget_events() {
+            let p = n.start_position();
+            self.out.diagnostics.push(SourceDiagnostic {
+                line: self.line_offset + p.row as u32 + 1,
+                col: p.column as u32 + 1,
+                severity: "warning",
+                code: "macro-budget",
+                message: ev.message("file"),
+            });
+        }
     }
 
     fn item_inner(&mut self, n: Node<'_>) {
@@ -485,6 +915,7 @@ impl Scanner<'_> {
             _ => field(n, "condition")
                 .and_then(|c| self.scope.macros.eval_condition(text(c, self.src))),
         };
+        self.budget_diagnostics(n);
         let alternative = field(n, "alternative");
         let body: Vec<Node<'_>> = {
             let mut c = n.walk();
@@ -788,7 +1219,148 @@ mod tests {
              #ifndef _WIN32\n__global__ void linux_only() {}\n#endif\n",
         );
         let names: Vec<_> = f.functions.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, vec!["live", "a", "b", "linux_only"]);
+        // Nothing defines SOME_BUILD_FLAG: as nvcc sees it, undefined.
+        assert_eq!(names, vec!["live", "b", "linux_only"]);
+    }
+
+    fn scan_with(src: &str, elsewhere: &[&str]) -> FileScan {
+        let tree = parse(src);
+        let init = Arc::new(Scope {
+            macros: MacroTable::predefined(),
+            ..Scope::default()
+        });
+        let set: BTreeSet<String> = elsewhere.iter().map(|s| s.to_string()).collect();
+        scan_file_with(src, &tree, init, &set, &mut |_| None)
+    }
+
+    fn names(f: &FileScan) -> Vec<&str> {
+        f.functions.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[test]
+    fn macros_defined_elsewhere_stay_undecidable() {
+        let src = "#ifdef USE_TEX\n__global__ void tex() {}\n#else\n__global__ void plain() {}\n#endif\n\
+                   #if defined(__CUDA_ARCH__)\n__global__ void arch() {}\n#endif\n\
+                   #define USE_TEX\n#ifdef USE_TEX\n__global__ void after() {}\n#endif\n";
+        // Nothing else defines USE_TEX: before this file's own #define it
+        // is undefined... but this file defines it, so the workspace set
+        // holds it, and a file may be included after it is defined.
+        assert_eq!(
+            names(&scan_with(src, &["USE_TEX"])),
+            ["tex", "plain", "arch", "after"]
+        );
+        // Without the workspace set (no file defines it anywhere).
+        let src2 =
+            "#ifdef USE_TEX\n__global__ void tex() {}\n#else\n__global__ void plain() {}\n#endif\n";
+        assert_eq!(names(&scan_with(src2, &[])), ["plain"]);
+        // A name defined elsewhere but never tested here does not enter the
+        // scopes (so an unrelated macro leaves this file's items equal).
+        let f = scan_with(src2, &["UNRELATED"]);
+        assert_eq!(
+            f.functions[0].scope,
+            scan_with(src2, &[]).functions[0].scope
+        );
+        let f = scan_with(src2, &["USE_TEX", "UNRELATED"]);
+        assert_eq!(names(&f), ["tex", "plain"]);
+        assert_eq!(
+            f.functions[0].scope.macros.is_defined("UNRELATED"),
+            Some(false)
+        );
+        assert_eq!(f.functions[0].scope.macros.is_defined("USE_TEX"), None);
+    }
+
+    #[test]
+    fn half_saved_definitions_are_indexed_or_diagnosed() {
+        for n in [0usize, 1, 3, 6, 8, 40] {
+            let src = format!(
+                "__global__ void k(float *a) {{ a[threadIdx.x] = 1;\n{}\n",
+                "{(".repeat(n)
+            );
+            let f = scan(&src);
+            assert_eq!(names(&f), ["k"], "n = {n}");
+            let lowered = crate::frontend::lower::lower_function(
+                &f.functions[0].text,
+                0,
+                "k",
+                "",
+                FunctionKind::Kernel,
+                &f.functions[0].scope,
+            );
+            assert!(
+                !f.diagnostics.is_empty() || !lowered.syntax_errors.is_empty(),
+                "n = {n}: no diagnostic"
+            );
+            assert_eq!(lowered.accesses.len(), 1, "n = {n}");
+            assert!(f.functions[0].text.starts_with("__global__ void k"));
+        }
+        // A whole kernel and host function before a half-saved kernel: the
+        // error run starts at the first one; all three are kept.
+        let f = scan(
+            "__global__ void k(float *a) {\n  a[0] = 1;\n}\nvoid h(float *d) { k<<<1, 32>>>(d); }\n\
+             __global__ void late(float *a) { a[0] = 1; {({({({({({({({(",
+        );
+        assert_eq!(names(&f), ["k", "h", "late"]);
+        assert!(!f.diagnostics.is_empty());
+        // Closed, then unclosed brackets after it: the kernel is intact.
+        let f = scan("__global__ void k(float *a) { a[0] = 1; }\n{({({({({({(\n");
+        assert_eq!(names(&f), ["k"]);
+        assert!(!f.diagnostics.is_empty());
+        // A definition cut short before another one.
+        let f = scan(
+            "__global__ void k(float *a) { if (a[0]) { a[1] = 2;\n\
+             __global__ void j(float *b) { b[threadIdx.x] = 0; }\n",
+        );
+        assert_eq!(names(&f), ["k", "j"]);
+    }
+
+    #[test]
+    fn many_error_regions_scan_in_linear_time() {
+        // Each broken initializer swallows the kernel after it, so every
+        // region is re-parsed; line numbers must not be recounted from the
+        // start of the file each time (that was quadratic).
+        let mut src = String::new();
+        for i in 0..20000 {
+            src.push_str(&format!(
+                "static int t{i}[] = {{ 1, 2,\n__global__ void k{i}(float *a) {{ a[threadIdx.x] = {i}; }}\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        let f = scan(&src);
+        let took = start.elapsed();
+        assert_eq!(f.functions.len(), 20000);
+        assert_eq!(f.functions[19999].start_line, 39999);
+        // The quadratic version took minutes on such inputs.
+        // The bound leaves room for a loaded CI machine (12.6 s measured at
+        // load 14 on 2 cores).
+        assert!(took < std::time::Duration::from_secs(60), "{took:?}");
+    }
+
+    #[test]
+    fn expansion_budget_leaves_a_diagnostic() {
+        let mut src = String::from("#define M0 1\n");
+        for i in 1..=13 {
+            let p = format!("M{}", i - 1);
+            src.push_str(&format!("#define M{i} ({p}+{p}+{p}+{p})\n"));
+        }
+        src.push_str(
+            "#define X X X X\n__device__ float big[M13];\n__device__ float x[X];\n\
+                      #if M13 > 2\n__global__ void k() {}\n#endif\n",
+        );
+        let start = std::time::Instant::now();
+        let f = scan(&src);
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        let d: Vec<_> = f
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "macro-budget")
+            .collect();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].line, 16);
+        assert!(d[0].message.contains("M13"));
+        // Unknown extents, and the undecidable #if keeps its kernel.
+        assert_eq!(f.exports.globals["big"].ty.bytes(), None);
+        assert_eq!(f.exports.globals["x"].ty.bytes(), None);
+        assert_eq!(names(&f), ["k"]);
     }
 
     #[test]
@@ -826,5 +1398,77 @@ mod tests {
         assert!(!f.diagnostics.is_empty());
         assert!(f.diagnostics.iter().all(|d| d.code == "parse-error"));
         assert!(f.functions.iter().any(|s| s.name == "ok"));
+    }
+
+    fn chunked(src: &str) -> FileScan {
+        let init = Arc::new(Scope {
+            macros: MacroTable::predefined(),
+            ..Scope::default()
+        });
+        scan_source(src, init, &BTreeSet::new(), &mut |_| None)
+    }
+
+    fn summary(f: &FileScan) -> Vec<(String, String, u32, u32, FunctionKind, usize)> {
+        f.functions
+            .iter()
+            .map(|s| {
+                (
+                    s.scope_path.clone(),
+                    s.name.clone(),
+                    s.start_line,
+                    s.start_col,
+                    s.kind,
+                    s.text.len(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn large_files_are_scanned_in_chunks_with_the_same_result() {
+        let mut src = String::from("// header\n#define N 4\n");
+        for i in 0..600 {
+            src.push_str(&format!(
+                "/* block {i}\n   #define NOT_A_MACRO {{ */\n\
+                 #define W{i} /* a comment that goes\n   on */ {i}\n\
+                 #if N > 2\nstruct S{i} {{ float a[N]; int b; }};\n#else\nstruct S{i} {{ int c; }};\n#endif\n\
+                 namespace ns{i} {{\n__device__ int f{i}(int x) {{ return x + W{i}; }}\n}}\n\
+                 template <int B>\n__global__ void k{i}(S{i} *p) {{\n  p[threadIdx.x].b = \"}}{{\"[0] + '{{';\n}}\n\
+                 int table{i}[] = {{\n  1, 2,\n  3 }};\n"
+            ));
+        }
+        assert!(needs_chunks(&src));
+        let whole = scan(&src);
+        let parts = chunked(&src);
+        assert_eq!(summary(&parts), summary(&whole));
+        assert_eq!(parts.functions.len(), 1200);
+        assert_eq!(parts.exports, whole.exports);
+        assert_eq!(parts.diagnostics, whole.diagnostics);
+        assert!(
+            whole.diagnostics.is_empty(),
+            "{:?}",
+            &whole.diagnostics[..1]
+        );
+        // The chunks really were several.
+        assert!(chunk_starts(src.as_bytes(), CHUNK_TARGET).len() > 10);
+    }
+
+    #[test]
+    fn errors_after_many_comments_stay_linear() {
+        // Tree-sitter's error recovery slows down with every comment line
+        // before an error: 50000 comment lines then 1000 broken initializers
+        // took 13 s parsed whole. Chunks keep that local.
+        let mut src = "// c\n".repeat(50000);
+        for i in 0..1000 {
+            src.push_str(&format!(
+                "static int t{i}[] = {{ 1, 2,\n__global__ void k{i}(float *a) {{ a[threadIdx.x] = {i}; }}\n"
+            ));
+        }
+        let start = std::time::Instant::now();
+        let f = chunked(&src);
+        let took = start.elapsed();
+        assert_eq!(f.functions.len(), 1000);
+        assert!(f.diagnostics.iter().any(|d| d.code == "parse-error"));
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     }
 }

@@ -32,6 +32,39 @@ pub fn parse(text: &str) -> Tree {
     })
 }
 
+/// Parse like [`parse`], giving up (`None`) when parsing takes longer than
+/// `budget`: tree-sitter's error recovery can be slow on hostile input.
+pub fn parse_with_budget(text: &str, budget: std::time::Duration) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = slot.get_or_insert_with(|| {
+            let mut p = Parser::new();
+            p.set_language(&tree_sitter_cuda::LANGUAGE.into())
+                .expect("tree-sitter-cuda grammar is compatible with the linked tree-sitter");
+            p
+        });
+        let deadline = std::time::Instant::now() + budget;
+        let bytes = text.as_bytes();
+        let mut progress = |_: &tree_sitter::ParseState| {
+            if std::time::Instant::now() > deadline {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        };
+        let tree = parser.parse_with_options(
+            &mut |at: usize, _| &bytes[at.min(bytes.len())..],
+            None,
+            Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
+        );
+        if tree.is_none() {
+            // A cancelled parse must not be resumed by the next one.
+            parser.reset();
+        }
+        tree
+    })
+}
+
 /// The source text of a node (lossy for invalid UTF-8, which cannot occur
 /// because inputs are decoded to `str` first).
 pub fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
@@ -98,5 +131,20 @@ pub fn describe_error(node: Node<'_>, src: &[u8]) -> String {
             .map(|c| if c.is_whitespace() { ' ' } else { c })
             .collect();
         format!("syntax error: unexpected `{}`", t.trim())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_parse_past_its_budget_gives_up_and_the_parser_recovers() {
+        let big = "int x = ;\n// c\n".repeat(200_000);
+        assert!(parse_with_budget(&big, Duration::ZERO).is_none());
+        let t = parse_with_budget("int y;\n", Duration::from_secs(5)).expect("parsed");
+        assert!(!t.root_node().has_error());
+        assert_eq!(parse("int z;\n").root_node().child_count(), 1);
     }
 }

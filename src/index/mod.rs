@@ -26,7 +26,6 @@ mod run;
 use crate::config::Config;
 use crate::db::{self, Database, ExecutionLog, FileCache, FileSymbols, FuncRef, SourceFile};
 use crate::frontend::Scope;
-use crate::frontend::preproc::MacroTable;
 use crate::ir::FunctionKind;
 use crate::store::{Store, StoreState, StoreTx, StoredFile, path_key};
 use crate::workspace;
@@ -116,15 +115,8 @@ pub struct IndexSummary {
 }
 
 fn initial_scope(config: &Config) -> Arc<Scope> {
-    let mut macros = MacroTable::predefined();
-    for (k, v) in &config.preprocessor.defines {
-        macros.define(k, None, v);
-    }
-    for k in &config.preprocessor.undefs {
-        macros.undef(k);
-    }
     Arc::new(Scope {
-        macros,
+        macros: config.initial_macros(),
         ..Scope::default()
     })
 }
@@ -270,22 +262,51 @@ impl Indexer {
     /// parallel). A file that cannot be read is indexed as empty, with a
     /// diagnostic.
     pub fn load_all(&mut self) -> Result<()> {
-        let paths = workspace::discover(&self.root, &self.config.index.exclude)?;
+        // (harden) the walk follows symbolic links and returns, per path,
+        // either nothing wrong or why it cannot be read (unreadable file or
+        // directory, broken link, link loop); files over `[index]
+        // max_file_bytes` are not read. Each problem is recorded as the
+        // path's `read_error` (an `unreadable` diagnostic) instead of being
+        // skipped; an unreadable directory has no file row to carry it, so
+        // it is logged.
+        let paths = workspace::walk_checked(&self.root, &self.config.index.exclude)?;
         let root = self.root.clone();
-        let read: Vec<(PathBuf, std::io::Result<Vec<u8>>)> = paths
+        let max = self.config.index.max_file_bytes;
+        let read: Vec<(PathBuf, Result<Vec<u8>, workspace::LoadError>)> = paths
             .into_par_iter()
-            .map(|rel| {
-                let r = std::fs::read(root.join(&rel));
+            .map(|(rel, problem)| {
+                let r = match problem {
+                    Some(e) => Err(e),
+                    None => workspace::read_checked(&root.join(&rel), max, &|p| std::fs::read(p)),
+                };
                 (rel, r)
             })
             .collect();
         for (rel, r) in read {
             match r {
                 Ok(bytes) => self.set_file_bytes(&rel, &bytes),
-                Err(e) => self.set_unreadable(&rel, &e),
+                Err(workspace::LoadError::UnreadableDir(e)) => {
+                    tracing::warn!("{}: cannot read this directory: {e}", rel.display());
+                }
+                Err(e) => self.set_load_error(&rel, &e),
             }
         }
         Ok(())
+    }
+
+    /// (harden) Record a path that cannot be read, with why, like
+    /// [`Indexer::set_unreadable`].
+    fn set_load_error(&mut self, rel: &Path, err: &workspace::LoadError) {
+        self.set_file(
+            rel,
+            String::new(),
+            FileMeta {
+                content_hash: format!("unreadable:{}", err.code()),
+                bytes: 0,
+                not_utf8_at: None,
+                read_error: Some(err.to_string()),
+            },
+        );
     }
 
     /// Set (or replace) a file's contents.

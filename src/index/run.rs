@@ -103,7 +103,7 @@ pub(super) fn file_work(
     for d in &symbols.defs {
         let fref = FuncRef::new(db, f, d.key.clone());
         let facts = db::function_facts(db, fref);
-        parse_errors += facts.function.syntax_errors.len() as u64;
+        parse_errors += facts.function.parse_error_count() as u64;
         let line = i64::from(d.start_line) + 1;
         match st.and_then(|s| s.functions.get(&d.key)) {
             Some(sf) if sf.content_hash == facts.content_hash => {

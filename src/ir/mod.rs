@@ -505,13 +505,27 @@ pub struct Call {
     pub span: Span,
 }
 
-/// A parse problem inside a function (an ERROR or MISSING node).
+/// A problem inside a function: a parse problem (an ERROR or MISSING node,
+/// code `parse-error`) or a limit of the front end (`macro-budget`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct SyntaxError {
     /// Where it is.
     pub span: Span,
     /// What went wrong.
     pub message: String,
+    /// Diagnostic code (`parse-error`, `macro-budget`).
+    pub code: &'static str,
+}
+
+impl SyntaxError {
+    /// `error` for parse errors, `warning` for limits of the front end.
+    pub fn severity(&self) -> &'static str {
+        if self.code == "parse-error" {
+            "error"
+        } else {
+            "warning"
+        }
+    }
 }
 
 /// One lowered function definition.
@@ -552,6 +566,14 @@ pub struct Function {
 }
 
 impl Function {
+    /// Number of parse errors among [`Function::syntax_errors`].
+    pub fn parse_error_count(&self) -> usize {
+        self.syntax_errors
+            .iter()
+            .filter(|e| e.code == "parse-error")
+            .count()
+    }
+
     /// An empty host function named `name` (no body): stands for a
     /// definition that no longer exists.
     pub fn placeholder(name: &str) -> Function {

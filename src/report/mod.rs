@@ -1,7 +1,39 @@
 //! Rendering findings: human (rustc-like), JSON, SARIF 2.1.0.
 
 use crate::check::{Finding, RULES, Severity};
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+/// Escape what a terminal would interpret in text taken from the workspace
+/// (source lines, paths, names, messages quoting source): C0 controls other
+/// than tab, DEL, and C1 controls become `\xHH` / `\u{HHHH}`, so an escape
+/// sequence in a file never reaches the user's terminal. A backslash is
+/// left as it is (source text is full of them); text without controls is
+/// returned unchanged.
+pub fn escape_control(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        push_escaped(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    (c.is_control() && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    if !needs_escape(c) {
+        out.push(c);
+    } else if (c as u32) < 0x80 {
+        out.push_str(&format!("\\x{:02X}", c as u32));
+    } else {
+        out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+    }
+}
 
 /// Output formats of `check`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -42,24 +74,36 @@ fn human(findings: &[&Finding], suppressed: usize, sources: &HashMap<String, Str
         ));
         let num = f.line.to_string();
         let pad = " ".repeat(num.len());
-        out.push_str(&format!("{pad}--> {}:{}:{}\n", f.file, f.line, f.col));
+        out.push_str(&format!(
+            "{pad}--> {}:{}:{}\n",
+            escape_control(&f.file),
+            f.line,
+            f.col
+        ));
         if let Some(line) = sources
             .get(&f.file)
             .and_then(|t| t.lines().nth(f.line.saturating_sub(1) as usize))
         {
             let width = (f.end_col.saturating_sub(f.col)).max(1) as usize;
-            let caret_pad: String = line
-                .chars()
-                .take(f.col.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
+            // The caret lines up with the escaped text.
+            let mut caret_pad = String::new();
+            for c in line.chars().take(f.col.saturating_sub(1) as usize) {
+                if c == '\t' {
+                    caret_pad.push('\t');
+                } else {
+                    let mut e = String::new();
+                    push_escaped(&mut e, c);
+                    caret_pad.push_str(&" ".repeat(e.chars().count()));
+                }
+            }
             out.push_str(&format!(
-                "{pad} |\n{num} | {line}\n{pad} | {caret_pad}{}\n",
+                "{pad} |\n{num} | {}\n{pad} | {caret_pad}{}\n",
+                escape_control(line),
                 "^".repeat(width)
             ));
         }
-        out.push_str(&format!("{pad} = {}\n", f.message));
-        out.push_str(&format!("{pad} = in `{}`\n\n", f.function));
+        out.push_str(&format!("{pad} = {}\n", escape_control(&f.message)));
+        out.push_str(&format!("{pad} = in `{}`\n\n", escape_control(&f.function)));
     }
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     out.push_str(&format!(
@@ -238,7 +282,7 @@ struct SarifRule<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::uri_reference;
+    use super::{Cow, escape_control, uri_reference};
 
     #[test]
     fn uri_reference_percent_encodes_what_a_uri_path_cannot_hold() {
@@ -248,5 +292,15 @@ mod tests {
             "src%20dir/kern%C3%A9l%20%231%2050%25.cu"
         );
         assert_eq!(uri_reference("a:b?.cu"), "a%3Ab%3F.cu");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape_control("a\tb"), "a\tb");
+        assert_eq!(
+            escape_control("x\x1b[31my\u{9b}z\r"),
+            "x\\x1B[31my\\u{009B}z\\x0D"
+        );
+        assert!(matches!(escape_control("plain \\n"), Cow::Borrowed(_)));
     }
 }

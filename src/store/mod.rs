@@ -15,7 +15,7 @@ mod write;
 mod writer;
 
 pub use findings::load_findings;
-pub use query::{QueryResult, run_query};
+pub use query::{QueryBounds, QueryFormat, QueryResult, run_query, stream_query};
 pub use state::{StoreState, StoredFile, StoredFunction, path_key};
 pub use write::{FileRow, StoreTx};
 pub use writer::WriteHandle;
@@ -156,13 +156,51 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
             path.display()
         );
     }
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .with_context(|| format!("cannot open database {}", path.display()))?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let first = Connection::open_with_flags(path, flags)
+        .map_err(anyhow::Error::from)
+        .and_then(|c| {
+            // Reading the schema touches the WAL index (`-shm`), which a
+            // read-only directory cannot create: find out now.
+            c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+            Ok(c)
+        });
+    let conn = match first {
+        Ok(c) => c,
+        Err(e) => {
+            // (harden) A database in a directory we cannot write (a
+            // read-only mount, another user's checkout): open it immutable,
+            // which reads the file as it is, without the WAL index. Nobody
+            // can be writing it there, so this sees a consistent state.
+            tracing::debug!("read-only open failed ({e:#}); trying immutable");
+            open_immutable(path, flags).with_context(|| {
+                format!(
+                    "cannot open database {} for reading ({e:#}); if its directory is read-only, \
+                     a writer's uncommitted WAL file may be missing — copy the .cudalog \
+                     directory somewhere writable",
+                    path.display()
+                )
+            })?
+        }
+    };
     conn.pragma_update(None, "query_only", "ON")?;
     Ok(conn)
+}
+
+fn open_immutable(path: &Path, flags: OpenFlags) -> Result<Connection> {
+    let abs = std::fs::canonicalize(path)?;
+    let mut uri = String::from("file:");
+    for b in abs.to_string_lossy().bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    let c = Connection::open_with_flags(&uri, flags | OpenFlags::SQLITE_OPEN_URI)?;
+    c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+    Ok(c)
 }
 
 #[cfg(test)]

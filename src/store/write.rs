@@ -330,7 +330,7 @@ fn insert_function(
         facts.content_hash,
         tparams.join(","),
         f.launch_bounds,
-        f.syntax_errors.len() as i64,
+        f.parse_error_count() as i64,
     ])?;
     let fid = tx.last_insert_rowid();
     {
@@ -419,7 +419,7 @@ fn insert_function(
     {
         let mut st = tx.prepare_cached(
             "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
-             VALUES (?1, ?2, ?3, ?4, 'error', 'parse-error', ?5)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
         for e in &f.syntax_errors {
             st.execute(params![
@@ -427,6 +427,8 @@ fn insert_function(
                 fid,
                 base + e.span.line,
                 e.span.col,
+                e.severity(),
+                e.code,
                 e.message
             ])?;
         }

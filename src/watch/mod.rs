@@ -90,7 +90,7 @@ impl Session {
         let root = root.canonicalize()?;
         let config_text = read_config_text(&root);
         let mut config = Config::load(&root)?;
-        config.add_defines(defines);
+        config.add_defines(defines)?; // (harden) -D names are validated
         let run = index_and_keep(&root, db_path, config, opts)?;
         let mut rules = crate::rules::RuleState::default();
         let pass = rules.run(run.store.connection(), &root, run.indexer.config())?;
@@ -312,7 +312,7 @@ impl Session {
     /// Reload the configuration and rebuild everything under it.
     fn reload(&mut self) -> Result<IndexSummary> {
         let mut config = Config::load(&self.root)?;
-        config.add_defines(&self.defines);
+        config.add_defines(&self.defines)?; // (harden) -D names are validated
         let mut ix = Indexer::new(&self.root, config, None);
         ix.load_all()?;
         let summary = ix.run_full(&mut self.store)?;

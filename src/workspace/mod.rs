@@ -26,6 +26,220 @@ fn ext_in(path: &Path, list: &[&str]) -> bool {
         .unwrap_or(false)
 }
 
+/// Why one path of the workspace could not be read. Each becomes a
+/// diagnostic of that path instead of aborting the run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read this file: {0}")]
+    Unreadable(String),
+    /// A directory could not be listed: the sources in it are not indexed.
+    #[error("cannot read this directory: {0}; the files in it are not indexed")]
+    UnreadableDir(String),
+    /// The file is larger than `[index] max_file_bytes`.
+    #[error(
+        "file is {bytes} bytes, more than [index] max_file_bytes = {limit}; not indexed \
+         (raise the limit in cudalog.toml to index it)"
+    )]
+    TooLarge {
+        /// Size of the file.
+        bytes: u64,
+        /// The configured limit.
+        limit: u64,
+    },
+    /// A symbolic link whose target does not exist (or cannot be read).
+    #[error("broken symbolic link: {0}")]
+    BrokenLink(String),
+    /// A symbolic link to one of its own ancestor directories.
+    #[error("symbolic link loop back to {0}; not followed")]
+    LinkLoop(String),
+}
+
+impl LoadError {
+    /// Diagnostic code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LoadError::Unreadable(_) | LoadError::UnreadableDir(_) => "unreadable",
+            LoadError::TooLarge { .. } => "file-too-large",
+            LoadError::BrokenLink(_) | LoadError::LinkLoop(_) => "symlink",
+        }
+    }
+
+    /// Diagnostic severity: a file or directory that should have been read
+    /// and was not is an error; links and size limits are warnings.
+    pub fn severity(&self) -> &'static str {
+        match self {
+            LoadError::Unreadable(_) | LoadError::UnreadableDir(_) => "error",
+            _ => "warning",
+        }
+    }
+}
+
+/// One path of the workspace: its bytes, or why they could not be read.
+#[derive(Debug)]
+pub struct Loaded {
+    /// Path relative to the root (a directory's ends with `/`).
+    pub rel: PathBuf,
+    /// The file's bytes, or the reason there are none.
+    pub content: Result<Vec<u8>, LoadError>,
+}
+
+/// Read every source and header under `root` (as [`discover`] finds them,
+/// symbolic links followed): per path, its bytes or why not — an unreadable
+/// file or directory, a broken link, a link loop, or a file larger than
+/// `max_bytes`. Fails only when `root` itself is not a readable directory
+/// or an exclude pattern is invalid.
+pub fn load(root: &Path, exclude: &[String], max_bytes: u64) -> Result<Vec<Loaded>> {
+    load_with(root, exclude, max_bytes, &|p| std::fs::read(p))
+}
+
+/// [`load`] with the file reader given (tests inject failures with it).
+pub fn load_with(
+    root: &Path,
+    exclude: &[String],
+    max_bytes: u64,
+    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+) -> Result<Vec<Loaded>> {
+    let mut out = Vec::new();
+    for (rel, problem) in walk_checked(root, exclude)? {
+        let content = match problem {
+            Some(e) => Err(e),
+            None => read_checked(&root.join(&rel), max_bytes, read),
+        };
+        out.push(Loaded { rel, content });
+    }
+    Ok(out)
+}
+
+/// Read one file found by [`walk_checked`]: its bytes, or why not (larger
+/// than `max_bytes`, or unreadable).
+pub fn read_checked(
+    full: &Path,
+    max_bytes: u64,
+    read: &dyn Fn(&Path) -> std::io::Result<Vec<u8>>,
+) -> std::result::Result<Vec<u8>, LoadError> {
+    let size = std::fs::metadata(full).map(|m| m.len()).unwrap_or(0);
+    if size > max_bytes {
+        return Err(LoadError::TooLarge {
+            bytes: size,
+            limit: max_bytes,
+        });
+    }
+    read(full).map_err(|e| LoadError::Unreadable(e.to_string()))
+}
+
+/// The full walk of `root` for a run (symbolic links followed): relative
+/// paths of sources and headers, and of the paths that could not be walked
+/// (with why), sorted.
+pub fn walk_checked(root: &Path, exclude: &[String]) -> Result<Vec<(PathBuf, Option<LoadError>)>> {
+    let meta = std::fs::metadata(root)
+        .with_context(|| format!("cannot read directory {}", root.display()))?;
+    if !meta.is_dir() {
+        anyhow::bail!("{} is not a directory", root.display());
+    }
+    std::fs::read_dir(root).with_context(|| format!("cannot read directory {}", root.display()))?;
+    let mut overrides = ignore::overrides::OverrideBuilder::new(root);
+    for pat in exclude {
+        overrides
+            .add(&format!("!{pat}"))
+            .with_context(|| format!("invalid exclude pattern `{pat}` in cudalog.toml"))?;
+    }
+    // Never index our own database directory.
+    overrides.add("!.cudalog/")?;
+    let walker = ignore::WalkBuilder::new(root)
+        .overrides(overrides.build()?)
+        .hidden(true)
+        .require_git(false)
+        .follow_links(true)
+        .build();
+    let mut out = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                if let Some(problem) = walk_problem(root, &err) {
+                    out.push(problem);
+                } else {
+                    tracing::warn!("{err}");
+                }
+                continue;
+            }
+        };
+        if !entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            continue;
+        }
+        let p = entry.path();
+        if !(is_source(p) || is_header(p)) {
+            continue;
+        }
+        if let Ok(rel) = p.strip_prefix(root) {
+            out.push((rel.to_path_buf(), None));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.dedup_by(|a, b| a.0 == b.0);
+    Ok(out)
+}
+
+/// The path and reason of a walk error that loses sources: an unreadable
+/// directory, a broken link or a link loop (`None` for other errors, such
+/// as a bad pattern in a `.gitignore`, and for paths that are neither
+/// directories nor sources or headers).
+fn walk_problem(root: &Path, err: &ignore::Error) -> Option<(PathBuf, Option<LoadError>)> {
+    match err {
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_problem(root, err)
+        }
+        ignore::Error::Loop { ancestor, child } => {
+            let rel = child.strip_prefix(root).ok()?.to_path_buf();
+            let to = ancestor.strip_prefix(root).unwrap_or(ancestor);
+            Some((
+                dir_path(rel),
+                Some(LoadError::LinkLoop(display_path(to) + "/")),
+            ))
+        }
+        ignore::Error::WithPath { path, err } => {
+            let ignore::Error::Io(io) = innermost(err) else {
+                return None;
+            };
+            let rel = path.strip_prefix(root).ok()?.to_path_buf();
+            let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            if link && std::fs::metadata(path).is_err() {
+                if !(is_source(&rel) || is_header(&rel)) {
+                    // A dangling link to something we would not read.
+                    return None;
+                }
+                return Some((rel, Some(LoadError::BrokenLink(io.to_string()))));
+            }
+            if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+                return Some((
+                    dir_path(rel),
+                    Some(LoadError::UnreadableDir(io.to_string())),
+                ));
+            }
+            (is_source(&rel) || is_header(&rel))
+                .then(|| (rel, Some(LoadError::Unreadable(io.to_string()))))
+        }
+        _ => None,
+    }
+}
+
+fn innermost(err: &ignore::Error) -> &ignore::Error {
+    match err {
+        ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. }
+        | ignore::Error::WithPath { err, .. } => innermost(err),
+        other => other,
+    }
+}
+
+/// A directory's relative path, marked with a trailing `/`.
+fn dir_path(rel: PathBuf) -> PathBuf {
+    let mut s = rel.into_os_string();
+    s.push("/");
+    PathBuf::from(s)
+}
+
 /// Walk `root` (honouring .gitignore/.ignore and the configured excludes),
 /// returning relative paths of sources and headers, sorted.
 pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
@@ -161,10 +375,17 @@ pub fn decode(bytes: &[u8]) -> Decoded {
 /// `\xHH`. Different paths never give the same text (only escaped
 /// components contain a backslash, and escapes decode unambiguously).
 pub fn display_path(rel: &Path) -> String {
-    rel.components()
+    let mut s = rel
+        .components()
         .map(|c| escape_component(c.as_os_str()))
         .collect::<Vec<_>>()
-        .join("/")
+        .join("/");
+    // (harden) a directory's path (see [`LoadError::UnreadableDir`]) keeps
+    // its trailing `/`.
+    if rel.as_os_str().to_string_lossy().ends_with('/') && !s.is_empty() {
+        s.push('/');
+    }
+    s
 }
 
 fn escape_component(c: &std::ffi::OsStr) -> String {
@@ -247,5 +468,90 @@ mod tests {
         let names: Vec<String> = found.iter().map(|p| display_path(p)).collect();
         assert_eq!(names, vec!["a.cu", "src/b.cuh", "src/c.h"]);
         assert!(discover(&r.join("missing"), &[]).is_err());
+    }
+
+    fn outcome(l: &[Loaded]) -> Vec<(String, Result<usize, &'static str>)> {
+        l.iter()
+            .map(|x| {
+                (
+                    display_path(&x.rel),
+                    x.content.as_ref().map(|b| b.len()).map_err(|e| e.code()),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_path_is_read_or_has_a_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("sub")).unwrap();
+        std::fs::write(r.join("a.cu"), "int a;").unwrap();
+        std::fs::write(r.join("bad.cu"), "int b;").unwrap();
+        std::fs::write(r.join("big.cu"), "x".repeat(100)).unwrap();
+        std::fs::write(r.join("sub/c.cuh"), "int c;").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            // A linked source is indexed under the link's path.
+            let outside = dir.path().join("sub/real.txt");
+            std::fs::write(&outside, "int d;").unwrap();
+            symlink(&outside, r.join("linked.cu")).unwrap();
+            symlink(r.join("nowhere.cu"), r.join("dangling.cu")).unwrap();
+            symlink(r, r.join("sub/loop")).unwrap();
+        }
+        // Reading `bad.cu` fails (as an unreadable file would, also for root).
+        let read = |p: &Path| {
+            if p.ends_with("bad.cu") {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "denied",
+                ))
+            } else {
+                std::fs::read(p)
+            }
+        };
+        let got = outcome(&load_with(r, &[], 50, &read).unwrap());
+        let mut want = vec![
+            ("a.cu".to_string(), Ok(6)),
+            ("bad.cu".to_string(), Err("unreadable")),
+            ("big.cu".to_string(), Err("file-too-large")),
+            ("sub/c.cuh".to_string(), Ok(6)),
+        ];
+        #[cfg(unix)]
+        {
+            want.push(("dangling.cu".to_string(), Err("symlink")));
+            want.push(("linked.cu".to_string(), Ok(6)));
+            want.push(("sub/loop/".to_string(), Err("symlink")));
+        }
+        want.sort();
+        assert_eq!(got, want);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn unreadable_directories_are_reported() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("locked")).unwrap();
+        std::fs::write(r.join("locked/k.cu"), "int k;").unwrap();
+        std::fs::write(r.join("a.cu"), "int a;").unwrap();
+        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        let readable_anyway = std::fs::read_dir(r.join("locked")).is_ok();
+        let got = outcome(&load(r, &[], 1 << 20).unwrap());
+        std::fs::set_permissions(r.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        if readable_anyway {
+            // Running as root: permissions do not stop us.
+            eprintln!("skipped: directory permissions are not enforced for this user");
+            return;
+        }
+        assert_eq!(
+            got,
+            vec![
+                ("a.cu".to_string(), Ok(6)),
+                ("locked/".to_string(), Err("unreadable"))
+            ]
+        );
     }
 }
