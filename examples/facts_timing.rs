@@ -23,29 +23,26 @@ fn main() -> anyhow::Result<()> {
     let root = std::path::Path::new(&dir);
     let mut ix = Indexer::new(root, Config::load(root)?, None);
     ix.load_all()?;
-    let files = ix.indexed_files();
+    ix.sync();
     let dbase = ix.db();
     let mut times = Vec::new();
-    for f in &files {
-        for item in db::items(dbase, *f) {
-            if item.kind(dbase) != FunctionKind::Kernel {
-                continue;
-            }
-            let ir = db::function_ir(dbase, *item);
-            // The block dimensions `check` uses (from the launch sites).
-            let launch =
-                db::launch_dims(dbase, db::KernelName::new(dbase, item.name(dbase).clone()));
-            let t = Instant::now();
-            let a = Analysis::compute(&ir, launch, &Default::default());
-            times.push((
-                t.elapsed().as_secs_f64() * 1e3,
-                item.name(dbase).clone(),
-                ir.stmts.len(),
-            ));
-            std::hint::black_box(a);
-            if phases_of.as_deref() == Some(item.name(dbase).as_str()) {
-                phases(&ir, launch);
-            }
+    for (f, sym) in ix.functions() {
+        if sym.kind != FunctionKind::Kernel {
+            continue;
+        }
+        let ir = db::function_ir(dbase, f);
+        // The block dimensions `check` uses (from the launch sites).
+        let launch = db::function_inputs(dbase, f).launch;
+        let t = Instant::now();
+        let a = Analysis::compute(&ir, launch, &Default::default());
+        times.push((
+            t.elapsed().as_secs_f64() * 1e3,
+            sym.name.clone(),
+            ir.stmts.len(),
+        ));
+        std::hint::black_box(a);
+        if phases_of.as_deref() == Some(sym.name.as_str()) {
+            phases(&ir, launch);
         }
     }
     times.sort_by(|a, b| a.0.total_cmp(&b.0));

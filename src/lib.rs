@@ -18,4 +18,5 @@ pub mod index;
 pub mod ir;
 pub mod report;
 pub mod store;
+pub mod watch;
 pub mod workspace;

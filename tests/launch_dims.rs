@@ -25,16 +25,12 @@ fn index_logged(files: &[(&str, &str)], log: Option<ExecutionLog>) -> (tempfile:
 }
 
 /// The launch dimensions `function_analysis` used for the function `name`.
-fn launch_of(ix: &Indexer, name: &str) -> LaunchDims {
-    let db = ix.db();
-    for file in ix.indexed_files() {
-        for item in db::items(db, file) {
-            if item.name(db) == name {
-                return db::function_analysis(db, *item).launch;
-            }
-        }
-    }
-    panic!("no function named {name}");
+fn launch_of(ix: &mut Indexer, name: &str) -> LaunchDims {
+    ix.sync();
+    let f = ix
+        .find(name)
+        .unwrap_or_else(|| panic!("no function named {name}"));
+    db::function_analysis(ix.db(), f).launch
 }
 
 fn values(l: &LaunchDims, n: usize) -> Vec<Option<i64>> {
@@ -47,8 +43,8 @@ const TILE_KERNEL: &str =
 #[test]
 fn one_launch_site_gives_the_template_value() {
     let src = format!("{TILE_KERNEL}void run(float* p) {{ k<4><<<1, 32>>>(p); }}\n");
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    let l = launch_of(&ix, "k");
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    let l = launch_of(&mut ix, "k");
     assert_eq!(l.template_values[0], Some(4));
     assert_eq!(l.block, [Some(32), Some(1), Some(1)]);
     assert!(l.template_values[1..].iter().all(Option::is_none));
@@ -60,13 +56,13 @@ fn sites_that_disagree_leave_the_value_unknown() {
         "{TILE_KERNEL}void run(float* p) {{ k<4><<<1, 32>>>(p); }}\n\
          void run2(float* p) {{ k<8><<<1, 32>>>(p); }}\n"
     );
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    let l = launch_of(&ix, "k");
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    let l = launch_of(&mut ix, "k");
     assert_eq!(l.template_values[0], None);
     assert_eq!(l.block, [Some(32), Some(1), Some(1)]);
 
     // Sites in different files that agree (one through a macro).
-    let (_d, ix) = index(&[
+    let (_d, mut ix) = index(&[
         ("k.cu", TILE_KERNEL),
         ("a.cu", "void run(float* p) { k<4><<<1, 32>>>(p); }\n"),
         (
@@ -74,18 +70,18 @@ fn sites_that_disagree_leave_the_value_unknown() {
             "#define FOUR 4\nvoid run2(float* p) { k<FOUR><<<2, 32>>>(p); }\n",
         ),
     ]);
-    assert_eq!(launch_of(&ix, "k").template_values[0], Some(4));
+    assert_eq!(launch_of(&mut ix, "k").template_values[0], Some(4));
 
     // A kernel defined in a `.h` header: its definition still gives the
     // parameter positions.
-    let (_d, ix) = index(&[
+    let (_d, mut ix) = index(&[
         ("k.h", TILE_KERNEL),
         (
             "a.cu",
             "#include \"k.h\"\nvoid run(float* p) { k<4><<<1, 32>>>(p); }\n",
         ),
     ]);
-    assert_eq!(launch_of(&ix, "k").template_values[0], Some(4));
+    assert_eq!(launch_of(&mut ix, "k").template_values[0], Some(4));
 }
 
 #[test]
@@ -106,17 +102,17 @@ fn constant_names_and_literals_as_arguments() {
         let src = format!(
             "{globals}{TILE_KERNEL}void run(float* p) {{ {locals} k<{arg}><<<1, 32>>>(p); }}\n"
         );
-        let (_d, ix) = index(&[("a.cu", &src)]);
+        let (_d, mut ix) = index(&[("a.cu", &src)]);
         assert_eq!(
-            launch_of(&ix, "k").template_values[0],
+            launch_of(&mut ix, "k").template_values[0],
             Some(16),
             "{globals}|{locals}|{arg}"
         );
     }
     let src = "template <bool B> __global__ void k(float* a) { if (B) a[threadIdx.x] = 0; }\n\
                void run(float* p) { k<true><<<1, 32>>>(p); }\n";
-    let (_d, ix) = index(&[("a.cu", src)]);
-    assert_eq!(launch_of(&ix, "k").template_values[0], Some(1));
+    let (_d, mut ix) = index(&[("a.cu", src)]);
+    assert_eq!(launch_of(&mut ix, "k").template_values[0], Some(1));
 }
 
 #[test]
@@ -134,58 +130,64 @@ fn arguments_that_are_not_constant_stay_unknown() {
     ];
     for host in cases {
         let src = format!("{TILE_KERNEL}{host}");
-        let (_d, ix) = index(&[("a.cu", &src)]);
-        assert_eq!(launch_of(&ix, "k").template_values[0], None, "{host}");
+        let (_d, mut ix) = index(&[("a.cu", &src)]);
+        assert_eq!(launch_of(&mut ix, "k").template_values[0], None, "{host}");
     }
     // One site that cannot be evaluated makes the position unknown.
     let src = format!(
         "{TILE_KERNEL}void run(float* p) {{ k<4><<<1, 32>>>(p); }}\n\
          void run2(float* p, int n) {{ k<n><<<1, 32>>>(p); }}\n"
     );
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    assert_eq!(launch_of(&ix, "k").template_values[0], None);
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    assert_eq!(launch_of(&mut ix, "k").template_values[0], None);
 }
 
 #[test]
 fn type_parameters_are_none_and_keep_positions() {
     let src = "template <typename F, int N> __global__ void k(F* a) { a[threadIdx.x * N] = 0; }\n\
                void run(float* p) { k<float, 64><<<1, 32>>>(p); }\n";
-    let (_d, ix) = index(&[("a.cu", src)]);
-    assert_eq!(values(&launch_of(&ix, "k"), 3), vec![None, Some(64), None]);
+    let (_d, mut ix) = index(&[("a.cu", src)]);
+    assert_eq!(
+        values(&launch_of(&mut ix, "k"), 3),
+        vec![None, Some(64), None]
+    );
 
     // A defaulted trailing parameter without an argument stays unknown.
     let src = "template <int A, int B = 2> __global__ void k(float* a) { a[threadIdx.x * A * B] = 0; }\n\
                void run(float* p) { k<3><<<1, 32>>>(p); k<3, 2><<<1, 32>>>(p); }\n";
-    let (_d, ix) = index(&[("a.cu", src)]);
-    assert_eq!(values(&launch_of(&ix, "k"), 2), vec![Some(3), None]);
+    let (_d, mut ix) = index(&[("a.cu", src)]);
+    assert_eq!(values(&launch_of(&mut ix, "k"), 2), vec![Some(3), None]);
 
     // An unnamed parameter would shift positions: nothing after it is trusted.
     let src = "template <int, int N> __global__ void k(float* a) { a[threadIdx.x * N] = 0; }\n\
                void run(float* p) { k<3, 4><<<1, 32>>>(p); }\n";
-    let (_d, ix) = index(&[("a.cu", src)]);
-    assert_eq!(values(&launch_of(&ix, "k"), 2), vec![None, None]);
+    let (_d, mut ix) = index(&[("a.cu", src)]);
+    assert_eq!(values(&launch_of(&mut ix, "k"), 2), vec![None, None]);
 
     // A pack takes every further argument.
     let src = "template <int N, int... Ms> __global__ void k(float* a) { a[threadIdx.x * N] = 0; }\n\
                void run(float* p) { k<5, 6, 7><<<1, 32>>>(p); }\n";
-    let (_d, ix) = index(&[("a.cu", src)]);
-    assert_eq!(values(&launch_of(&ix, "k"), 3), vec![Some(5), None, None]);
+    let (_d, mut ix) = index(&[("a.cu", src)]);
+    assert_eq!(
+        values(&launch_of(&mut ix, "k"), 3),
+        vec![Some(5), None, None]
+    );
 }
 
 #[test]
 fn block_from_a_local_constant_of_the_launching_function() {
     let src =
         format!("{TILE_KERNEL}void run(float* p) {{ const int BS = 128; k<BS><<<4, BS>>>(p); }}\n");
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    let l = launch_of(&ix, "k");
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    let l = launch_of(&mut ix, "k");
     assert_eq!(l.block, [Some(128), Some(1), Some(1)]);
     assert_eq!(l.template_values[0], Some(128));
 
     let src = format!(
         "{TILE_KERNEL}void run(float* p) {{ const int BS = 16; dim3 b(BS, 2); k<BS><<<4, b>>>(p); }}\n"
     );
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    let l = launch_of(&ix, "k");
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    let l = launch_of(&mut ix, "k");
     assert_eq!(l.block, [Some(16), Some(2), Some(1)]);
     assert_eq!(l.template_values[0], Some(16));
 }
@@ -201,11 +203,17 @@ fn device_functions_get_their_calling_kernels_block() {
          __global__ void k2(float* a) {{ mid(a, 3); }}\n\
          void run(float* p) {{ k1<<<1, dim3(16, 16)>>>(p); k2<<<1, dim3(16, 16)>>>(p); }}\n"
     );
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    assert_eq!(launch_of(&ix, "store").block, [Some(16), Some(16), Some(1)]);
-    assert_eq!(launch_of(&ix, "mid").block, [Some(16), Some(16), Some(1)]);
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    assert_eq!(
+        launch_of(&mut ix, "store").block,
+        [Some(16), Some(16), Some(1)]
+    );
+    assert_eq!(
+        launch_of(&mut ix, "mid").block,
+        [Some(16), Some(16), Some(1)]
+    );
     assert!(
-        launch_of(&ix, "store")
+        launch_of(&mut ix, "store")
             .template_values
             .iter()
             .all(Option::is_none)
@@ -219,19 +227,22 @@ fn device_functions_called_by_kernels_that_disagree() {
          __global__ void k2(float* a) {{ mid(a, 3); }}\n\
          void run(float* p) {{ k1<<<1, dim3(16, 16)>>>(p); k2<<<1, dim3(16, 8)>>>(p); }}\n"
     );
-    let (_d, ix) = index(&[("a.cu", &src)]);
-    assert_eq!(launch_of(&ix, "store").block, [Some(16), None, Some(1)]);
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
+    assert_eq!(launch_of(&mut ix, "store").block, [Some(16), None, Some(1)]);
     // `mid` is reached from k2 only.
-    assert_eq!(launch_of(&ix, "mid").block, [Some(16), Some(8), Some(1)]);
+    assert_eq!(
+        launch_of(&mut ix, "mid").block,
+        [Some(16), Some(8), Some(1)]
+    );
 }
 
 #[test]
 fn device_functions_without_calling_kernels_get_the_default_block() {
     let src = format!("{DEVICE}void host_only(float* p) {{ store(p); }}\n");
-    let (_d, ix) = index(&[("a.cu", &src)]);
+    let (_d, mut ix) = index(&[("a.cu", &src)]);
     let default = Config::default().launch.block.map(Some);
-    assert_eq!(launch_of(&ix, "store").block, default);
-    assert_eq!(launch_of(&ix, "mid").block, default);
+    assert_eq!(launch_of(&mut ix, "store").block, default);
+    assert_eq!(launch_of(&mut ix, "mid").block, default);
 }
 
 #[test]
@@ -244,8 +255,11 @@ fn editing_a_kernel_body_does_not_reanalyse_its_device_callees() {
     let other = "__global__ void k2(float* a) { a[threadIdx.x] = 0; }\n\
                  void run2(float* p) { k2<<<1, 64>>>(p); }\n";
     let (dir, mut ix) = index_logged(&[("a.cu", &src), ("b.cu", other)], Some(log.clone()));
-    assert_eq!(launch_of(&ix, "store").block, [Some(16), Some(16), Some(1)]);
-    assert_eq!(launch_of(&ix, "k2").block, [Some(64), Some(1), Some(1)]);
+    assert_eq!(
+        launch_of(&mut ix, "store").block,
+        [Some(16), Some(16), Some(1)]
+    );
+    assert_eq!(launch_of(&mut ix, "k2").block, [Some(64), Some(1), Some(1)]);
     let count =
         |l: &[String], q: &str| l.iter().filter(|e| e.starts_with(&format!("{q}("))).count();
 
@@ -254,26 +268,31 @@ fn editing_a_kernel_body_does_not_reanalyse_its_device_callees() {
     let edited = src.replace("{ store(a); }", "{ float* b = a; store(b); }");
     assert_ne!(edited, src);
     ix.set_file_bytes(Path::new("a.cu"), edited.as_bytes());
-    assert_eq!(launch_of(&ix, "store").block, [Some(16), Some(16), Some(1)]);
-    launch_of(&ix, "k1");
-    assert_eq!(launch_of(&ix, "k2").block, [Some(64), Some(1), Some(1)]);
+    assert_eq!(
+        launch_of(&mut ix, "store").block,
+        [Some(16), Some(16), Some(1)]
+    );
+    launch_of(&mut ix, "k1");
+    assert_eq!(launch_of(&mut ix, "k2").block, [Some(64), Some(1), Some(1)]);
     let l = log.take();
     assert_eq!(count(&l, "function_analysis"), 1, "{l:?}");
-    // Launches and calls are unchanged: the per-file lists of the edited
-    // file are re-read; of the cross-function queries only those that read
-    // the edited function itself run again — k1's own launch dims (its
-    // definition text) and the parameter facts of its one callee (its call
-    // arguments); nothing about other functions.
-    assert_eq!(count(&l, "file_launches"), 1, "{l:?}");
-    assert_eq!(count(&l, "file_calls"), 1, "{l:?}");
-    assert_eq!(count(&l, "launch_dims"), 1, "{l:?}");
-    assert_eq!(count(&l, "param_facts"), 1, "{l:?}");
+    // Launches and calls are unchanged: the edited file's symbols are
+    // derived again, but no name entry changes, so no cross-function query
+    // runs again; k1's call arguments are recomputed and found equal, so
+    // its callee's parameter facts are not re-derived either.
+    assert_eq!(count(&l, "file_symbols"), 1, "{l:?}");
+    assert_eq!(count(&l, "function_call_args"), 1, "{l:?}");
+    assert_eq!(count(&l, "launch_dims"), 0, "{l:?}");
+    assert_eq!(count(&l, "param_facts"), 0, "{l:?}");
     assert_eq!(count(&l, "device_launch_dims"), 0, "{l:?}");
     assert_eq!(count(&l, "device_summary"), 0, "{l:?}");
 
     // Change the launch: the device function follows.
     let relaunched = edited.replace("dim3(16, 16)", "dim3(32, 4)");
     ix.set_file_bytes(Path::new("a.cu"), relaunched.as_bytes());
-    assert_eq!(launch_of(&ix, "store").block, [Some(32), Some(4), Some(1)]);
+    assert_eq!(
+        launch_of(&mut ix, "store").block,
+        [Some(32), Some(4), Some(1)]
+    );
     drop(dir);
 }

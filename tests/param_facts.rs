@@ -15,19 +15,16 @@ fn index(src: &str) -> (tempfile::TempDir, Indexer) {
     std::fs::write(dir.path().join("a.cu"), src).unwrap();
     let mut ix = Indexer::new(dir.path(), Config::default(), None);
     ix.load_all().unwrap();
+    ix.sync();
     (dir, ix)
 }
 
 fn analysis(ix: &Indexer, name: &str) -> (Arc<Function>, Arc<Analysis>) {
     let db = ix.db();
-    for file in ix.indexed_files() {
-        for item in db::items(db, file) {
-            if item.name(db) == name {
-                return (db::function_ir(db, *item), db::function_analysis(db, *item));
-            }
-        }
-    }
-    panic!("no function named {name}");
+    let f = ix
+        .find(name)
+        .unwrap_or_else(|| panic!("no function named {name}"));
+    (db::function_ir(db, f), db::function_analysis(db, f))
 }
 
 const SRC: &str = "\

@@ -4,10 +4,7 @@
 //! conflicts and divergent branches build on the same uniformity facts and
 //! follow.)
 
-use crate::db::{self, SourceFile};
-use crate::index::Indexer;
 use crate::ir::{BarrierKind, FunctionKind, Span};
-use crate::workspace::display_path;
 use serde::Serialize;
 
 /// How serious a finding is.
@@ -88,7 +85,7 @@ pub const RULES: &[RuleInfo] = &[
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// Rule id.
-    pub rule: &'static str,
+    pub rule: String,
     /// Severity.
     pub severity: Severity,
     /// File path relative to the workspace root.
@@ -111,330 +108,331 @@ pub struct Finding {
     pub suppressed: bool,
 }
 
-/// Compute every finding in `files`.
-pub fn findings(ix: &Indexer, files: &[SourceFile]) -> Vec<Finding> {
-    let db = ix.db();
+/// The findings of one kernel or device function `f` with its analysis
+/// `a`. Lines are relative to the function: line 1 is its first line (the
+/// caller adds the function's 0-based start line); `file` and
+/// `function_key` are left empty for the caller to fill in. `text` is the
+/// definition's text and `line_before` the line just above it (for
+/// `cudalog-ignore` comments).
+pub fn function_findings(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    text: &str,
+    line_before: &str,
+) -> Vec<Finding> {
     let mut out = Vec::new();
-    for file in files {
-        let path = display_path(file.path(db));
-        let text = file.text(db);
-        let lines: Vec<&str> = text.lines().collect();
-        for item in db::items(db, *file) {
-            if item.kind(db) == FunctionKind::Host {
+    if f.kind == FunctionKind::Host {
+        return out;
+    }
+    // lines[0] is the line above the function; lines[r] its relative line r.
+    let lines: Vec<&str> = std::iter::once(line_before).chain(text.lines()).collect();
+    let suppressed = |lines: &[&str], line: u32, rule: &str| suppressed(lines, line + 1, rule);
+    let path = String::new();
+    let name = f.name.clone();
+    let key = String::new();
+    let abs = |s: &Span| (s.line + 1, s.col);
+    for g in &a.global {
+        let acc = &f.accesses[g.access];
+        let (line, col) = abs(&acc.span);
+        let target = format!("{}{}", acc.array, acc.index_text);
+        let rw = if acc.is_write { "write" } else { "read" };
+        let k = acc.access_bytes.unwrap_or(0);
+        let mut pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
+        if let (Some(e), Some(k), Some(off)) = (acc.elem_bytes, acc.access_bytes, acc.field_offset)
+            && k < e
+        {
+            pattern.push_str(&format!(
+                ", using {k} B (at offset {off}) of each {e}-byte element"
+            ));
+        }
+        let cm = a.cost;
+        let (sb, lb) = (cm.sector_bytes, cm.line_bytes);
+        let (rule, severity, message, sectors_json) = match &g.sectors {
+            crate::facts::coalescing::Sectors::Unknown => continue,
+            crate::facts::coalescing::Sectors::DataDependent => (
+                "uncoalesced-global",
+                Severity::Warning,
+                format!(
+                    "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
+                     may touch up to {} sectors of {sb} B where {} would hold its {} B",
+                    u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
+                    g.min_sectors
+                        .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
+                    u64::from(cm.warp) * k
+                ),
+                serde_json::json!({"data_dependent": true}),
+            ),
+            crate::facts::coalescing::Sectors::UpTo(n, cause) => (
+                "uncoalesced-global",
+                Severity::Warning,
+                format!(
+                    "{rw} of `{target}`: one warp touches up to {n} sectors of {sb} B where {} would hold \
+                     the same bytes; cause: {cause}",
+                    g.min_sectors
+                ),
+                serde_json::json!({"up_to": n, "cause": cause}),
+            ),
+            crate::facts::coalescing::Sectors::Exact {
+                actual,
+                aligned,
+                lines,
+                alignment_known,
+            } => {
+                if aligned > &g.min_sectors {
+                    (
+                        "uncoalesced-global",
+                        Severity::Warning,
+                        format!(
+                            "{rw} of `{target}`: one warp touches {aligned} sectors of {sb} B ({lines} lines \
+                             of {lb} B) where {} would hold the same bytes; cause: {pattern}",
+                            g.min_sectors
+                        ),
+                        serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
+                    )
+                } else if *alignment_known && actual > aligned {
+                    (
+                        "misaligned-global",
+                        Severity::Note,
+                        format!(
+                            "{rw} of `{target}`: unit stride, but a constant offset makes one warp \
+                             touch {actual} sectors instead of {aligned}"
+                        ),
+                        serde_json::json!({"sectors": actual, "aligned_sectors": aligned, "lines": lines}),
+                    )
+                } else {
+                    continue;
+                }
+            }
+        };
+        out.push(Finding {
+            rule: rule.to_string(),
+            severity,
+            suppressed: suppressed(&lines, line, rule),
+            file: path.clone(),
+            line,
+            col,
+            end_col: end_col_on_line(&acc.span, col),
+            function: name.clone(),
+            function_key: key.clone(),
+            message,
+            facts: serde_json::json!({
+                "array": acc.array,
+                "index": acc.index_text,
+                "access": rw,
+                "elem_bytes": acc.elem_bytes,
+                "bytes_per_thread": acc.access_bytes,
+                "min_sectors": g.min_sectors,
+                "cost": sectors_json,
+                "block_dims": a.launch.block,
+            }),
+        });
+    }
+    for b in &a.branches {
+        let crate::facts::divergence::BranchKind::Divergent { memory, looping } = b.kind else {
+            continue;
+        };
+        let span = if b.in_expression {
+            f.expr(b.cond).span
+        } else {
+            f.stmt(b.stmt).span
+        };
+        let (line, col) = abs(&span);
+        let severity = if memory || looping {
+            Severity::Warning
+        } else {
+            Severity::Note
+        };
+        let cond_text = f.expr_text(b.cond);
+        let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
+        let region = match (memory, looping) {
+            (true, true) => "; the divergent part accesses memory and loops",
+            (true, false) => "; the divergent part accesses memory",
+            (false, true) => "; the divergent part loops",
+            _ => "",
+        };
+        out.push(Finding {
+            rule: "divergent-branch".into(),
+            severity,
+            suppressed: suppressed(&lines, line, "divergent-branch"),
+            file: path.clone(),
+            line,
+            col,
+            end_col: col + 1,
+            function: name.clone(),
+            function_key: key.clone(),
+            message: format!(
+                "`{cond_text}` depends on {dims} and can differ between the threads of a warp, \
+                 which then run both paths one after the other{region}"
+            ),
+            facts: serde_json::json!({
+                "condition": cond_text,
+                "depends_on": dims,
+                "memory": memory,
+                "loop": looping,
+                "block_dims": a.launch.block,
+            }),
+        });
+    }
+    for sc in &a.shared {
+        let Some(degree) = sc.degree else { continue };
+        if degree <= sc.words_per_lane {
+            continue;
+        }
+        let acc = &f.accesses[sc.access];
+        let (line, col) = abs(&acc.span);
+        let rw = if acc.is_write { "write" } else { "read" };
+        let stride = match (&sc.symbolic, sc.word_stride) {
+            (Some(sym), _) => format!("symbolic stride factor {sym}"),
+            (None, Some(s)) => format!("word stride {s} between lanes"),
+            _ => String::new(),
+        };
+        let up_to = if sc.up_to { "up to a " } else { "" };
+        let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
+        out.push(Finding {
+            rule: "shared-bank-conflict".into(),
+            severity: Severity::Warning,
+            suppressed: suppressed(&lines, line, "shared-bank-conflict"),
+            file: path.clone(),
+            line,
+            col,
+            end_col: end_col_on_line(&acc.span, col),
+            function: name.clone(),
+            function_key: key.clone(),
+            message: format!(
+                "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
+                 the warp's access is replayed {up_to}{degree} times",
+                acc.array, acc.index_text
+            ),
+            facts: serde_json::json!({
+                "array": acc.array,
+                "index": acc.index_text,
+                "dims": acc.dims,
+                "degree": degree,
+                "up_to": sc.up_to,
+                "symbolic": sc.symbolic,
+                "word_stride": sc.word_stride,
+                "block_dims": a.launch.block,
+            }),
+        });
+    }
+    for v in &a.divergent_barriers {
+        let b = match v.site {
+            crate::facts::barriers::BarrierSite::Barrier(i) => &f.barriers[i],
+            crate::facts::barriers::BarrierSite::Call(i) => {
+                out.push(call_barrier_finding(
+                    f,
+                    a,
+                    v,
+                    &f.calls[i],
+                    &lines,
+                    &abs,
+                    FindingSite {
+                        path: &path,
+                        function: &name,
+                        function_key: &key,
+                    },
+                ));
                 continue;
             }
-            let f = db::function_ir(db, *item);
-            let a = db::function_analysis(db, *item);
-            let base = item.start_line(db) + 1;
-            let abs = |s: &Span| (base + s.line, s.col);
-            for g in &a.global {
-                let acc = &f.accesses[g.access];
-                let (line, col) = abs(&acc.span);
-                let target = format!("{}{}", acc.array, acc.index_text);
-                let rw = if acc.is_write { "write" } else { "read" };
-                let k = acc.access_bytes.unwrap_or(0);
-                let mut pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
-                if let (Some(e), Some(k), Some(off)) =
-                    (acc.elem_bytes, acc.access_bytes, acc.field_offset)
-                    && k < e
-                {
-                    pattern.push_str(&format!(
-                        ", using {k} B (at offset {off}) of each {e}-byte element"
-                    ));
-                }
-                let cm = a.cost;
-                let (sb, lb) = (cm.sector_bytes, cm.line_bytes);
-                let (rule, severity, message, sectors_json) = match &g.sectors {
-                    crate::facts::coalescing::Sectors::Unknown => continue,
-                    crate::facts::coalescing::Sectors::DataDependent => (
-                        "uncoalesced-global",
-                        Severity::Warning,
-                        format!(
-                            "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
-                             may touch up to {} sectors of {sb} B where {} would hold its {} B",
-                            u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
-                            g.min_sectors
-                                .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
-                            u64::from(cm.warp) * k
-                        ),
-                        serde_json::json!({"data_dependent": true}),
-                    ),
-                    crate::facts::coalescing::Sectors::UpTo(n, cause) => (
-                        "uncoalesced-global",
-                        Severity::Warning,
-                        format!(
-                            "{rw} of `{target}`: one warp touches up to {n} sectors of {sb} B where {} would hold \
-                             the same bytes; cause: {cause}",
-                            g.min_sectors
-                        ),
-                        serde_json::json!({"up_to": n, "cause": cause}),
-                    ),
-                    crate::facts::coalescing::Sectors::Exact {
-                        actual,
-                        aligned,
-                        lines,
-                        alignment_known,
-                    } => {
-                        if aligned > &g.min_sectors {
-                            (
-                                "uncoalesced-global",
-                                Severity::Warning,
-                                format!(
-                                    "{rw} of `{target}`: one warp touches {aligned} sectors of {sb} B ({lines} lines \
-                                     of {lb} B) where {} would hold the same bytes; cause: {pattern}",
-                                    g.min_sectors
-                                ),
-                                serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
-                            )
-                        } else if *alignment_known && actual > aligned {
-                            (
-                                "misaligned-global",
-                                Severity::Note,
-                                format!(
-                                    "{rw} of `{target}`: unit stride, but a constant offset makes one warp \
-                                     touch {actual} sectors instead of {aligned}"
-                                ),
-                                serde_json::json!({"sectors": actual, "aligned_sectors": aligned, "lines": lines}),
-                            )
-                        } else {
-                            continue;
-                        }
-                    }
-                };
-                out.push(Finding {
-                    rule,
-                    severity,
-                    suppressed: suppressed(&lines, line, rule),
-                    file: path.clone(),
-                    line,
-                    col,
-                    end_col: end_col_on_line(&acc.span, col),
-                    function: item.name(db).clone(),
-                    function_key: item.key(db).clone(),
-                    message,
-                    facts: serde_json::json!({
-                        "array": acc.array,
-                        "index": acc.index_text,
-                        "access": rw,
-                        "elem_bytes": acc.elem_bytes,
-                        "bytes_per_thread": acc.access_bytes,
-                        "min_sectors": g.min_sectors,
-                        "cost": sectors_json,
-                        "block_dims": a.launch.block,
-                    }),
-                });
+        };
+        let (line, col) = abs(&b.span);
+        let cond = f.expr(v.cond);
+        let (cline, _) = abs(&cond.span);
+        let cline_ref = line_ref(cline);
+        let what = match b.kind {
+            BarrierKind::SyncThreads | BarrierKind::SyncThreadsReduce => {
+                "__syncthreads()".to_string()
             }
-            for b in &a.branches {
-                let crate::facts::divergence::BranchKind::Divergent { memory, looping } = b.kind
-                else {
-                    continue;
-                };
-                let span = if b.in_expression {
-                    f.expr(b.cond).span
-                } else {
-                    f.stmt(b.stmt).span
-                };
-                let (line, col) = abs(&span);
-                let severity = if memory || looping {
-                    Severity::Warning
-                } else {
-                    Severity::Note
-                };
-                let cond_text = f.expr_text(b.cond);
-                let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
-                let region = match (memory, looping) {
-                    (true, true) => "; the divergent part accesses memory and loops",
-                    (true, false) => "; the divergent part accesses memory",
-                    (false, true) => "; the divergent part loops",
-                    _ => "",
-                };
-                out.push(Finding {
-                    rule: "divergent-branch",
-                    severity,
-                    suppressed: suppressed(&lines, line, "divergent-branch"),
-                    file: path.clone(),
-                    line,
-                    col,
-                    end_col: col + 1,
-                    function: item.name(db).clone(),
-                    function_key: item.key(db).clone(),
-                    message: format!(
-                        "`{cond_text}` depends on {dims} and can differ between the threads of a warp, \
-                         which then run both paths one after the other{region}"
-                    ),
-                    facts: serde_json::json!({
-                        "condition": cond_text,
-                        "depends_on": dims,
-                        "memory": memory,
-                        "loop": looping,
-                        "block_dims": a.launch.block,
-                    }),
-                });
+            BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed => {
+                format!(
+                    "named barrier {}",
+                    b.barrier_id.map(|i| i.to_string()).unwrap_or("?".into())
+                )
             }
-            for sc in &a.shared {
-                let Some(degree) = sc.degree else { continue };
-                if degree <= sc.words_per_lane {
-                    continue;
-                }
-                let acc = &f.accesses[sc.access];
-                let (line, col) = abs(&acc.span);
-                let rw = if acc.is_write { "write" } else { "read" };
-                let stride = match (&sc.symbolic, sc.word_stride) {
-                    (Some(sym), _) => format!("symbolic stride factor {sym}"),
-                    (None, Some(s)) => format!("word stride {s} between lanes"),
-                    _ => String::new(),
-                };
-                let up_to = if sc.up_to { "up to a " } else { "" };
-                let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
-                out.push(Finding {
-                    rule: "shared-bank-conflict",
-                    severity: Severity::Warning,
-                    suppressed: suppressed(&lines, line, "shared-bank-conflict"),
-                    file: path.clone(),
-                    line,
-                    col,
-                    end_col: end_col_on_line(&acc.span, col),
-                    function: item.name(db).clone(),
-                    function_key: item.key(db).clone(),
-                    message: format!(
-                        "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
-                         the warp's access is replayed {up_to}{degree} times",
-                        acc.array, acc.index_text
-                    ),
-                    facts: serde_json::json!({
-                        "array": acc.array,
-                        "index": acc.index_text,
-                        "dims": acc.dims,
-                        "degree": degree,
-                        "up_to": sc.up_to,
-                        "symbolic": sc.symbolic,
-                        "word_stride": sc.word_stride,
-                        "block_dims": a.launch.block,
-                    }),
-                });
+            k => k.as_str().to_string(),
+        };
+        let scope = match b.kind {
+            BarrierKind::SyncWarp | BarrierKind::CgTileSync => "warp",
+            BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed
+                if b.thread_count.is_some() || b.thread_count_text.is_some() =>
+            {
+                "warp"
             }
-            for v in &a.divergent_barriers {
-                let b = match v.site {
-                    crate::facts::barriers::BarrierSite::Barrier(i) => &f.barriers[i],
-                    crate::facts::barriers::BarrierSite::Call(i) => {
-                        out.push(call_barrier_finding(
-                            &f,
-                            &a,
-                            v,
-                            &f.calls[i],
-                            &lines,
-                            &abs,
-                            FindingSite {
-                                path: &path,
-                                function: item.name(db),
-                                function_key: item.key(db),
-                            },
-                        ));
-                        continue;
-                    }
-                };
-                let (line, col) = abs(&b.span);
-                let cond = f.expr(v.cond);
-                let (cline, _) = abs(&cond.span);
-                let what = match b.kind {
-                    BarrierKind::SyncThreads | BarrierKind::SyncThreadsReduce => {
-                        "__syncthreads()".to_string()
-                    }
-                    BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed => {
-                        format!(
-                            "named barrier {}",
-                            b.barrier_id.map(|i| i.to_string()).unwrap_or("?".into())
-                        )
-                    }
-                    k => k.as_str().to_string(),
-                };
-                let scope = match b.kind {
-                    BarrierKind::SyncWarp | BarrierKind::CgTileSync => "warp",
-                    BarrierKind::BarSync | BarrierKind::BarArrive | BarrierKind::BarRed
-                        if b.thread_count.is_some() || b.thread_count_text.is_some() =>
-                    {
-                        "warp"
-                    }
-                    BarrierKind::CgGridSync => "grid",
-                    _ => "block",
-                };
-                let cond_text = f.expr_text(v.cond);
-                let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
-                let message = if v.via_exit {
-                    format!(
-                        "{what} is skipped by threads that leave early: the exit at line {cline} is taken \
-                         when `{cond_text}`, which depends on {dims}"
-                    )
-                } else {
-                    format!(
-                        "{what} is reached only by threads for which `{cond_text}` (line {cline}) holds, \
-                         and that differs between threads of a {scope}: it depends on {dims}"
-                    )
-                };
-                let end_col = end_col_on_line(&b.span, col);
-                out.push(Finding {
-                    rule: "barrier-divergence",
-                    severity: Severity::Error,
-                    suppressed: suppressed(&lines, line, "barrier-divergence"),
-                    file: path.clone(),
-                    line,
-                    col,
-                    end_col,
-                    function: item.name(db).clone(),
-                    function_key: item.key(db).clone(),
-                    message,
-                    facts: serde_json::json!({
-                        "barrier_kind": b.kind.as_str(),
-                        "condition": cond_text,
-                        "condition_line": cline,
-                        "condition_depends_on": dims,
-                        "via_exit": v.via_exit,
-                        "block_dims": a.launch.block,
-                    }),
-                });
-            }
-        }
+            BarrierKind::CgGridSync => "grid",
+            _ => "block",
+        };
+        let cond_text = f.expr_text(v.cond);
+        let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
+        let message = if v.via_exit {
+            format!(
+                "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
+                 when `{cond_text}`, which depends on {dims}"
+            )
+        } else {
+            format!(
+                "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) holds, \
+                 and that differs between threads of a {scope}: it depends on {dims}"
+            )
+        };
+        let end_col = end_col_on_line(&b.span, col);
+        out.push(Finding {
+            rule: "barrier-divergence".into(),
+            severity: Severity::Error,
+            suppressed: suppressed(&lines, line, "barrier-divergence"),
+            file: path.clone(),
+            line,
+            col,
+            end_col,
+            function: name.clone(),
+            function_key: key.clone(),
+            message,
+            facts: serde_json::json!({
+                "barrier_kind": b.kind.as_str(),
+                "condition": cond_text,
+                "condition_line": cline,
+                "condition_depends_on": dims,
+                "via_exit": v.via_exit,
+                "block_dims": a.launch.block,
+            }),
+        });
     }
-    out.dedup_by(|a, b| (&a.file, a.line, a.col, a.rule) == (&b.file, b.line, b.col, b.rule));
-    out.sort_by(|a, b| (&a.file, a.line, a.col, a.rule).cmp(&(&b.file, b.line, b.col, b.rule)));
+    out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
+    out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
 }
 
-/// Write the derived facts of every kernel and device function in `files`
-/// (only those whose facts changed).
-pub fn persist_facts(
-    ix: &Indexer,
-    files: &[SourceFile],
-    store: &mut crate::store::Store,
-) -> anyhow::Result<usize> {
-    let db = ix.db();
-    let mut owned = Vec::new();
-    for file in files {
-        let path = display_path(file.path(db));
-        for item in db::items(db, *file) {
-            if item.kind(db) == FunctionKind::Host {
-                continue;
+/// A reference to relative line `rel` inside a message, replaced by the
+/// absolute line when the finding is placed ([`Finding::place`]).
+fn line_ref(rel: u32) -> String {
+    format!("\u{1}{rel}\u{1}")
+}
+
+impl Finding {
+    /// Place a finding computed with lines relative to its function (see
+    /// [`function_findings`]) in file `file`, for a function whose first
+    /// line is the 0-based `start_line`: lines become absolute.
+    pub fn place(&mut self, file: &str, function_key: &str, start_line: u32) {
+        self.file = file.to_string();
+        self.function_key = function_key.to_string();
+        self.line += start_line;
+        if self.message.contains('\u{1}') {
+            let mut out = String::with_capacity(self.message.len());
+            for (i, part) in self.message.split('\u{1}').enumerate() {
+                if i % 2 == 1 {
+                    let rel: u32 = part.parse().unwrap_or(0);
+                    out.push_str(&(rel + start_line).to_string());
+                } else {
+                    out.push_str(part);
+                }
             }
-            owned.push((
-                path.clone(),
-                item.key(db).clone(),
-                item.start_line(db),
-                db::function_ir(db, *item),
-                db::function_analysis(db, *item),
-            ));
+            self.message = out;
+        }
+        if let Some(v) = self.facts.get_mut("condition_line")
+            && let Some(rel) = v.as_u64()
+        {
+            *v = serde_json::Value::from(rel + u64::from(start_line));
         }
     }
-    let records: Vec<crate::store::FactsRecord<'_>> = owned
-        .iter()
-        .map(|(file, key, start_line, f, a)| crate::store::FactsRecord {
-            file,
-            key,
-            start_line: *start_line,
-            function: f,
-            analysis: a,
-        })
-        .collect();
-    store.sync_facts(&records)
 }
 
 /// "stride 2 elements × 4 B" from an affine form.
@@ -480,26 +478,27 @@ fn call_barrier_finding(
 ) -> Finding {
     let (line, col) = abs(&call.span);
     let (cline, _) = abs(&f.expr(v.cond).span);
+    let cline_ref = line_ref(cline);
     let cond_text = f.expr_text(v.cond);
     let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
     let callee = &call.callee;
     let message = if v.via_exit {
         format!(
             "the call to `{callee}`, which contains a block-wide barrier, is skipped by threads \
-             that leave early: the exit at line {cline} is taken when `{cond_text}`, which \
+             that leave early: the exit at line {cline_ref} is taken when `{cond_text}`, which \
              depends on {dims}"
         )
     } else {
         format!(
             "the call to `{callee}`, which contains a block-wide barrier, is made only by \
-             threads for which `{cond_text}` (line {cline}) holds, and that differs between \
+             threads for which `{cond_text}` (line {cline_ref}) holds, and that differs between \
              threads of a block: it depends on {dims}"
         )
     };
     Finding {
-        rule: "barrier-divergence",
+        rule: "barrier-divergence".into(),
         severity: Severity::Error,
-        suppressed: suppressed(lines, line, "barrier-divergence"),
+        suppressed: suppressed(lines, line + 1, "barrier-divergence"),
         file: site.path.to_string(),
         line,
         col,

@@ -1,6 +1,6 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
-use crate::check::{Severity, findings};
+use crate::check::Severity;
 use crate::config::Config;
 use crate::index::index_and_keep;
 use crate::index::{IndexOptions, index_directory};
@@ -57,6 +57,25 @@ pub enum Command {
         #[arg(long, default_value = "error", value_parser = parse_severity)]
         fail_on: Severity,
     },
+    /// Check once, then keep the database up to date as files change
+    /// (until Ctrl-C).
+    Watch {
+        /// Workspace root (default: current directory).
+        dir: Option<PathBuf>,
+        /// Database path (default: DIR/.cudalog/cudalog.db).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// Define a macro, `-D NAME` or `-D NAME=VALUE` (repeatable).
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// `human`: one line per batch on stderr; `json`: one JSON object
+        /// per batch on stdout.
+        #[arg(long, value_enum, default_value_t = WatchFormat::Human)]
+        format: WatchFormat,
+        /// Quiet period (milliseconds) that closes a batch of file events.
+        #[arg(long, default_value_t = 100)]
+        debounce_ms: u64,
+    },
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -83,6 +102,15 @@ pub enum Format {
     /// CSV with a header row.
     Csv,
     /// JSON array of objects.
+    Json,
+}
+
+/// Output formats of `watch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WatchFormat {
+    /// One line per batch on stderr.
+    Human,
+    /// One JSON object per batch on stdout.
     Json,
 }
 
@@ -122,6 +150,26 @@ fn workspace_args(
     Ok((root, config, db_path))
 }
 
+/// The text of every file that has a finding, by stored path (for the
+/// source snippets of the report).
+fn finding_sources(
+    ix: &crate::index::Indexer,
+    found: &[crate::check::Finding],
+) -> std::collections::HashMap<String, String> {
+    let wanted: std::collections::HashSet<&str> = found.iter().map(|f| f.file.as_str()).collect();
+    ix.indexed()
+        .iter()
+        .filter_map(|p| {
+            let key = store::path_key(p);
+            if wanted.contains(key.as_str()) {
+                ix.text(p).map(|t| (key, t.to_string()))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
 /// Run the CLI; returns the process exit code.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
@@ -148,11 +196,12 @@ pub fn run(cli: Cli) -> Result<i32> {
                     s.parse_errors
                 );
                 println!(
-                    "store {}: {} functions written, {} moved, {} unchanged",
+                    "store {}: {} functions written, {} moved, {} unchanged, {} deleted",
                     db_path.display(),
                     s.functions_written,
                     s.functions_moved,
-                    s.functions_unchanged
+                    s.functions_unchanged,
+                    s.functions_deleted
                 );
             }
             Ok(0)
@@ -166,24 +215,41 @@ pub fn run(cli: Cli) -> Result<i32> {
         } => {
             let (root, config, db_path) = workspace_args(dir, db, &define)?;
             let progress = std::io::stderr().is_terminal() && format == ReportFormat::Human;
-            let mut run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
-            let found = findings(&run.indexer, &run.files);
-            run.store.replace_findings(&found)?;
-            crate::check::persist_facts(&run.indexer, &run.files, &mut run.store)?;
-            let sources = run
-                .files
-                .iter()
-                .map(|f| {
-                    let db = run.indexer.db();
-                    (
-                        crate::workspace::display_path(f.path(db)),
-                        f.text(db).clone(),
-                    )
-                })
-                .collect();
+            let run = index_and_keep(&root, &db_path, config, &IndexOptions { progress })?;
+            let found = store::load_findings(run.store.connection())?;
+            let sources = finding_sources(&run.indexer, &found);
             print!("{}", render(&found, format, &sources));
+            // The process ends here: close the database, skip freeing the
+            // analysis database piece by piece.
+            drop(run.store);
+            std::mem::forget(run.indexer);
             let failing = found.iter().any(|f| !f.suppressed && f.severity >= fail_on);
             Ok(if failing { 1 } else { 0 })
+        }
+        Command::Watch {
+            dir,
+            db,
+            define,
+            format,
+            debounce_ms,
+        } => {
+            let (root, _config, db_path) = workspace_args(dir, db, &define)?;
+            let progress = std::io::stderr().is_terminal() && format == WatchFormat::Human;
+            let (session, summary) =
+                crate::watch::Session::start(&root, &db_path, &define, &IndexOptions { progress })?;
+            let output = match format {
+                WatchFormat::Human => crate::watch::events::Output::Human,
+                WatchFormat::Json => crate::watch::events::Output::Json,
+            };
+            crate::watch::events::run(
+                session,
+                &summary,
+                &crate::watch::events::LoopOptions {
+                    output,
+                    debounce: std::time::Duration::from_millis(debounce_ms),
+                },
+            )?;
+            Ok(0)
         }
         Command::Query { sql, db, format } => {
             let db_path = match db {

@@ -1,58 +1,73 @@
 //! The salsa query database.
 //!
-//! Inputs: one [`SourceFile`] per file (path + text) and one [`Workspace`]
-//! (the file map, used to resolve `#include "…"`, and the initial scope built
-//! from the configuration). Tracked queries, from coarse to fine:
+//! Inputs:
+//! - one [`SourceFile`] per file: its path, its text, and, when the store
+//!   already holds everything derived from exactly this text (same content,
+//!   same includes, same configuration and engine), the [`FileCache`] read
+//!   back from the store;
+//! - one [`Workspace`]: the file map (for `#include` resolution), include
+//!   directories, initial scope, default block, and the name index;
+//! - one [`NameEntry`] per function name (see [`names`]): the definitions,
+//!   launch sites, callers and callees of that name across the workspace,
+//!   maintained by the driver (`crate::index`) from the per-file
+//!   [`FileSymbols`] that changed — never rebuilt from all files.
 //!
-//! - [`parse`]: file → tree-sitter tree (never equal across edits);
-//! - [`scan`]: file → [`FileScan`] (function sites with their text and scope);
-//! - [`exports`]: header → the scope it exports to includers;
-//! - [`items`]: file → one [`FunctionItem`] tracked struct per definition,
-//!   identified by file + qualified name + ordinal, whose fields (text, scope,
-//!   position) are tracked one by one;
-//! - [`function_ir`]: item → lowered [`Function`] (reads only the item's text,
-//!   kind and scope, so editing another function never re-runs it);
-//! - [`function_facts`]: item → [`FunctionFacts`], the per-function summary
-//!   written to the store;
-//! - [`launch_dims`]: kernel name → block dimensions and template argument
-//!   values agreed by all its launch sites;
-//! - [`file_launches`], [`file_calls`]: one file's launch sites and
-//!   device-side calls (per file, so edits re-read only the edited file);
-//! - [`call_graph`]: callee name → calling kernels and device functions;
-//! - [`device_launch_dims`]: device function name → the block dimensions the
-//!   kernels that reach it agree on;
-//! - [`param_facts`]: device function name → what its callers pass;
-//! - [`device_summary`]: device function name → its summary for callers;
-//! - [`function_analysis`]: item → the `facts` of one function.
+//! Per-file queries: [`scan`] (top level: function sites, scope, includes),
+//! [`exports`] (a header's exported scope), [`file_items`] (the definitions
+//! by key), [`file_symbols`] (what the rest of the workspace needs to know of
+//! a file: definitions, launch sites, device-side calls, includes).
+//!
+//! Per-function queries, keyed by an interned [`FuncRef`] (file + key):
+//! [`item_source`] → [`function_ir`] → [`function_facts`] (rows of the
+//! function itself), [`function_inputs`] (its cross-function inputs: launch
+//! dimensions, callee summaries, what callers pass), [`function_analysis`],
+//! [`function_results`] (facts and findings), [`function_summary`] (what
+//! callers need), [`function_call_args`] (what it passes its callees) and
+//! [`function_output`] (the hashes the store compares).
+//!
+//! The three `function_summary`/`function_call_args`/`function_output`
+//! queries read the [`FileCache`] when the file has one: a cached result
+//! is used only when the hash of the function's current cross-function
+//! inputs equals the one it was computed with, so a restarted process
+//! parses nothing that is unchanged, and a cached function whose inputs did
+//! change is re-derived from its text.
 
-use crate::facts::LaunchDims;
-use crate::facts::barriers::MAX_TEMPLATE_VALUES;
-use crate::facts::launch::agree;
+use crate::facts::{CallArgs, CalleeSummary, Callees, LaunchDims, ParamFacts};
 use crate::frontend::lower::lower_function;
 use crate::frontend::scan::scan_file;
 use crate::frontend::{FileScan, Scope};
 use crate::ir::{Function, FunctionKind};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub mod cache;
 mod facts;
+pub mod names;
+mod symbols;
+
+pub use cache::{FileCache, FunctionCache};
 pub use facts::{FunctionFacts, stable_hash};
+pub use names::{DefRef, NameEntry, device_launch_dims, device_summary, launch_dims, param_facts};
+pub use symbols::{CallSymbol, DefSymbol, FileSymbols, template_arg_value};
 
 /// Hash of a function's derived facts (for incremental fact writes).
 pub fn stable_facts_hash(a: &crate::facts::Analysis) -> String {
-    stable_hash(&format!("{a:?}"))
+    stable_hash(a)
 }
 
 /// One source file.
 #[salsa::input(debug)]
 pub struct SourceFile {
-    /// Path relative to the workspace root (forward slashes).
+    /// Path relative to the workspace root.
     #[returns(ref)]
     pub path: PathBuf,
     /// Decoded text.
     #[returns(ref)]
     pub text: String,
+    /// What the store holds for exactly this text, when it is still valid.
+    #[returns(clone)]
+    pub cache: Option<Arc<FileCache>>,
 }
 
 /// The workspace singleton.
@@ -71,11 +86,12 @@ pub struct Workspace {
     /// Block dimensions assumed for kernels with no launch site.
     #[returns(copy)]
     pub default_block: [u32; 3],
+    /// The name index: one [`NameEntry`] per function name that is defined,
+    /// called or launched anywhere. Replaced only when a name appears or
+    /// disappears; the entries themselves change in place.
+    #[returns(ref)]
+    pub names: Arc<HashMap<String, NameEntry>>,
 }
-
-/// A parsed tree (shared; never compared).
-#[derive(Clone)]
-pub struct Parsed(pub Arc<tree_sitter::Tree>);
 
 /// The database trait all queries take.
 #[salsa::db]
@@ -141,28 +157,66 @@ impl Database {
             Vec::new(),
             Arc::new(Scope::default()),
             [256, 1, 1],
+            Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);
         db
     }
 }
 
-/// Parse a file.
-#[salsa::tracked(returns(clone), no_eq)]
-pub fn parse(db: &dyn Db, file: SourceFile) -> Parsed {
-    Parsed(Arc::new(crate::frontend::syntax::parse(file.text(db))))
+/// A path, interned so that include resolution can be a query per path.
+#[salsa::interned(debug, revisions = usize::MAX)]
+pub struct PathKey<'db> {
+    /// Relative path.
+    #[returns(ref)]
+    pub path: PathBuf,
+}
+
+/// A function name (unqualified, or as written at a call), interned.
+#[salsa::interned(debug, revisions = usize::MAX)]
+pub struct Name<'db> {
+    /// The name.
+    #[returns(ref)]
+    pub text: String,
+}
+
+/// One function definition: its file and its key (`scope::name#ordinal`,
+/// unique within the file).
+#[salsa::interned(debug, revisions = usize::MAX)]
+pub struct FuncRef<'db> {
+    /// The file it is defined in.
+    #[returns(copy)]
+    pub file: SourceFile,
+    /// Its key within the file.
+    #[returns(ref)]
+    pub key: String,
+}
+
+/// The workspace file at `path`, if any. A query per path, so that adding
+/// or removing a file re-runs only the include resolutions that probed it.
+#[salsa::tracked(returns(copy))]
+pub fn file_at<'db>(db: &'db dyn Db, path: PathKey<'db>) -> Option<SourceFile> {
+    db.workspace().files(db).get(path.path(db)).copied()
+}
+
+/// The paths `#include "name"` written in `from` may resolve to, in the
+/// order they are tried: the includer's directory, then each include
+/// directory.
+pub fn include_candidates(from: &Path, name: &str, include_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let dir = from.parent().unwrap_or(Path::new(""));
+    let mut out = vec![normalize(&dir.join(name))];
+    for inc in include_dirs {
+        out.push(normalize(&inc.join(name)));
+    }
+    out
 }
 
 /// Resolve `#include "name"` written in `from` to a workspace file.
 pub fn resolve_include(db: &dyn Db, from: &Path, name: &str) -> Option<SourceFile> {
     let ws = db.workspace();
-    let files = ws.files(db);
-    let dir = from.parent().unwrap_or(Path::new(""));
-    let mut candidates = vec![normalize(&dir.join(name))];
-    for inc in ws.include_dirs(db) {
-        candidates.push(normalize(&inc.join(name)));
-    }
-    candidates.into_iter().find_map(|c| files.get(&c).copied())
+    include_candidates(from, name, ws.include_dirs(db))
+        .into_iter()
+        .find_map(|c| file_at(db, PathKey::new(db, c)))
 }
 
 /// Lexically normalise `a/./b/../c` to `a/c`.
@@ -185,16 +239,18 @@ pub fn normalize(p: &Path) -> PathBuf {
 }
 
 fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
-    let tree = parse(db, file);
+    // The syntax tree lives only as long as the scan: what is kept is the
+    // scan and, per function, its lowered IR.
+    let tree = crate::frontend::syntax::parse(file.text(db));
     let path = file.path(db).clone();
     let initial = db.workspace().initial_scope(db).clone();
-    scan_file(file.text(db), &tree.0, initial, &mut |name| {
+    scan_file(file.text(db), &tree, initial, &mut |name| {
         resolve_include(db, &path, name).map(|h| exports(db, h))
     })
 }
 
 /// Scan a file's top level.
-#[salsa::tracked(returns(ref))]
+#[salsa::tracked(returns(ref), lru = 512)]
 pub fn scan(db: &dyn Db, file: SourceFile) -> Arc<FileScan> {
     Arc::new(scan_with_includes(db, file))
 }
@@ -210,476 +266,342 @@ pub fn exports(db: &dyn Db, file: SourceFile) -> Arc<Scope> {
     scan_with_includes(db, file).exports
 }
 
-/// One function definition; identity = file + key, other fields tracked.
-#[salsa::tracked(debug)]
-pub struct FunctionItem<'db> {
-    /// The file it is defined in.
-    pub file: SourceFile,
-    /// `scope::name#ordinal`, unique within the file.
-    #[returns(ref)]
-    pub key: String,
+/// What lowering one definition reads: everything but its line (moving a
+/// function re-runs nothing).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ItemSource {
     /// Unqualified name.
-    #[tracked]
-    #[returns(ref)]
     pub name: String,
     /// Enclosing namespaces/classes.
-    #[tracked]
-    #[returns(ref)]
     pub scope_path: String,
     /// Kernel, device or host.
-    #[tracked]
-    #[returns(copy)]
     pub kind: FunctionKind,
     /// Text of the definition.
-    #[tracked]
-    #[returns(ref)]
-    pub text: String,
+    pub text: Arc<str>,
     /// Scope visible at the definition.
-    #[tracked]
-    #[returns(ref)]
     pub scope: Arc<Scope>,
-    /// 0-based first line in the file (read by the store only).
-    #[tracked]
-    #[returns(copy)]
-    pub start_line: u32,
     /// 0-based first column.
-    #[tracked]
-    #[returns(copy)]
     pub start_col: u32,
+    /// The line just above the definition (a `cudalog-ignore` comment there
+    /// covers findings on the definition's first line).
+    pub line_before: String,
+}
+
+/// The definitions of a file: key → source, plus the keys in source order
+/// with their 0-based start lines.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct FileItems {
+    /// By key.
+    pub by_key: HashMap<String, Arc<ItemSource>>,
+    /// Keys in source order, with start lines.
+    pub order: Vec<(String, u32)>,
+}
+
+/// The key of a definition: `scope::name#ordinal`.
+pub fn item_key(scope_path: &str, name: &str, ordinal: u32) -> String {
+    if scope_path.is_empty() {
+        format!("{name}#{ordinal}")
+    } else {
+        format!("{scope_path}::{name}#{ordinal}")
+    }
 }
 
 /// The function definitions of a file.
-#[salsa::tracked(returns(ref))]
-pub fn items(db: &dyn Db, file: SourceFile) -> Vec<FunctionItem<'_>> {
-    scan(db, file)
-        .functions
-        .iter()
-        .map(|s| {
-            let key = if s.scope_path.is_empty() {
-                format!("{}#{}", s.name, s.ordinal)
-            } else {
-                format!("{}::{}#{}", s.scope_path, s.name, s.ordinal)
-            };
-            FunctionItem::new(
-                db,
-                file,
-                key,
-                s.name.clone(),
-                s.scope_path.clone(),
-                s.kind,
-                s.text.to_string(),
-                s.scope.clone(),
-                s.start_line,
-                s.start_col,
-            )
-        })
-        .collect()
+#[salsa::tracked(returns(clone))]
+pub fn file_items(db: &dyn Db, file: SourceFile) -> Arc<FileItems> {
+    let scan = scan(db, file);
+    let text = file.text(db);
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line = |n: u32| -> String {
+        let Some(&s) = line_starts.get(n as usize) else {
+            return String::new();
+        };
+        let e = line_starts
+            .get(n as usize + 1)
+            .map(|e| e - 1)
+            .unwrap_or(text.len());
+        text[s..e].trim_end_matches('\r').to_string()
+    };
+    let mut out = FileItems::default();
+    for s in &scan.functions {
+        let key = item_key(&s.scope_path, &s.name, s.ordinal);
+        out.order.push((key.clone(), s.start_line));
+        out.by_key.insert(
+            key,
+            Arc::new(ItemSource {
+                name: s.name.clone(),
+                scope_path: s.scope_path.clone(),
+                kind: s.kind,
+                text: s.text.clone(),
+                scope: s.scope.clone(),
+                start_col: s.start_col,
+                line_before: s.start_line.checked_sub(1).map(line).unwrap_or_default(),
+            }),
+        );
+    }
+    Arc::new(out)
+}
+
+/// The source of one definition (`None` when the file no longer has it).
+#[salsa::tracked(returns(clone))]
+pub fn item_source<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Option<Arc<ItemSource>> {
+    file_items(db, f.file(db)).by_key.get(f.key(db)).cloned()
 }
 
 /// Lower one function to IR.
+#[salsa::tracked(returns(clone), lru = 256)]
+pub fn function_ir<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<Function> {
+    match item_source(db, f) {
+        Some(s) => Arc::new(lower_function(
+            &s.text,
+            s.start_col,
+            &s.name,
+            &s.scope_path,
+            s.kind,
+            &s.scope,
+        )),
+        None => Arc::new(Function::placeholder(f.key(db))),
+    }
+}
+
+/// The rows of the function itself (IR-derived), with its content hash.
+#[salsa::tracked(returns(clone), lru = 256)]
+pub fn function_facts<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionFacts> {
+    let start_col = item_source(db, f).map(|s| s.start_col).unwrap_or(0);
+    Arc::new(FunctionFacts::compute(&function_ir(db, f), start_col))
+}
+
+/// What the workspace needs to know of one file (see [`FileSymbols`]):
+/// read from the cache when the file has one, else derived from its
+/// definitions.
 #[salsa::tracked(returns(clone))]
-pub fn function_ir<'db>(db: &'db dyn Db, item: FunctionItem<'db>) -> Arc<Function> {
-    Arc::new(lower_function(
-        item.text(db),
-        item.start_col(db),
-        item.name(db),
-        item.scope_path(db),
-        item.kind(db),
-        item.scope(db),
-    ))
-}
-
-/// The per-function facts written to the store.
-#[salsa::tracked(returns(clone))]
-pub fn function_facts<'db>(db: &'db dyn Db, item: FunctionItem<'db>) -> Arc<FunctionFacts> {
-    Arc::new(FunctionFacts::compute(
-        &function_ir(db, item),
-        item.start_col(db),
-    ))
-}
-
-/// A kernel name, interned so that queries can be keyed by it.
-#[salsa::interned(debug)]
-pub struct KernelName<'db> {
-    /// The unqualified kernel name.
-    #[returns(ref)]
-    pub name: String,
-}
-
-/// Launch dimensions of kernel `name` from all its launch sites across the
-/// workspace.
-///
-/// - `block`: a dimension is known when every launch site that names the
-///   kernel gives it the same constant value. With no launch site at all, the
-///   configured default (`[launch] block`) applies.
-/// - `template_values`: the value of the kernel's non-type template parameter
-///   at each position (of `Function::template_params`) when every launch site
-///   writes a template argument there that evaluates to the same integer in
-///   the launching function (see [`template_arg_value`]); `None` for type
-///   parameters, positions after a pack or an unnamed parameter, defaulted or
-///   deduced arguments, arguments that are not constant, sites that disagree,
-///   and kernels with no launch site or no definition in the workspace.
-#[salsa::tracked(returns(copy))]
-pub fn launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
-    let kernel = name.name(db);
-    let ws = db.workspace();
-    let mut seen: Option<LaunchDims> = None;
-    // Positions whose argument gives a tracked non-type parameter, agreed by
-    // every definition of the kernel (`None`: no definition seen yet).
-    let mut slots: Option<[bool; MAX_TEMPLATE_VALUES]> = None;
-    for file in ws.files(db).values() {
-        for item in items(db, *file) {
-            if item.kind(db) != FunctionKind::Kernel || item.name(db) != kernel {
-                continue;
-            }
-            let f = function_ir(db, *item);
-            let s = crate::facts::launch::template_value_slots(item.text(db), &f.template_params);
-            slots = Some(match slots {
-                None => s,
-                Some(prev) => std::array::from_fn(|i| prev[i] && s[i]),
-            });
-        }
-        for (k, dims) in file_launches(db, *file).iter() {
-            if k != kernel {
-                continue;
-            }
-            seen = Some(match seen {
-                None => *dims,
-                Some(prev) => LaunchDims {
-                    block: agree(prev.block, dims.block),
-                    template_values: agree(prev.template_values, dims.template_values),
-                },
-            });
-        }
+pub fn file_symbols(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
+    if let Some(c) = file.cache(db) {
+        return c.symbols.clone();
     }
-    match seen {
-        Some(mut dims) => {
-            let slots = slots.unwrap_or([false; MAX_TEMPLATE_VALUES]);
-            for (v, keep) in dims.template_values.iter_mut().zip(slots) {
-                if !keep {
-                    *v = None;
-                }
-            }
-            dims
-        }
-        None => LaunchDims::with_block(ws.default_block(db).map(Some)),
+    symbols::compute(db, file)
+}
+
+/// The cached state of one function, when its file has a cache.
+fn cached_fn<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Option<FunctionCache> {
+    f.file(db)
+        .cache(db)
+        .and_then(|c| c.functions.get(f.key(db)).cloned())
+}
+
+/// The definition symbol of a function (from [`file_symbols`]).
+pub fn def_symbol<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Option<DefSymbol> {
+    file_symbols(db, f.file(db)).def(f.key(db)).cloned()
+}
+
+/// Everything a function's analysis reads besides its own text.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub struct FunctionInputs {
+    /// Launch dimensions (kernels: from their launch sites; device
+    /// functions: agreed by the kernels that reach them).
+    pub launch: LaunchDims,
+    /// Summaries of the device functions it calls, by callee as written.
+    pub callees: Callees,
+    /// What its callers pass (device functions).
+    pub params: Arc<ParamFacts>,
+}
+
+impl FunctionInputs {
+    /// A stable hash of the inputs (the cache key of derived results).
+    pub fn hash(&self) -> String {
+        stable_hash(&(
+            &self.launch,
+            &self.callees,
+            &*self.params,
+            crate::store::SCHEMA_VERSION,
+        ))
     }
 }
 
-/// The launch sites of one source file (headers launch nothing here): for
-/// each, the launched kernel and the block dimensions and template argument
-/// values written there (template values by argument position, before they
-/// are matched to the kernel's parameters). A per-file query, so that an edit
-/// re-reads only the edited file's launches; its result is unchanged (and
-/// [`launch_dims`] is not re-run) unless a launch changed.
-#[salsa::tracked(returns(clone))]
-pub fn file_launches(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, LaunchDims)>> {
-    let mut out = Vec::new();
-    if !crate::workspace::is_source(file.path(db)) {
-        return Arc::new(out);
-    }
-    for item in items(db, file) {
-        let f = function_ir(db, *item);
-        for l in &f.launches {
-            let block = l
-                .block
-                .map(|b| crate::facts::launch::block_dims(&f, b))
-                .unwrap_or([None; 3]);
-            let template_values = std::array::from_fn(|i| {
-                l.template_args
-                    .get(i)
-                    .and_then(|a| template_arg_value(a, &f, item.scope(db)))
-            });
-            out.push((
-                l.kernel.clone(),
-                LaunchDims {
-                    block,
-                    template_values,
-                },
-            ));
-        }
-    }
-    Arc::new(out)
-}
-
-/// The integer value of a template argument `arg` (its text as written at a
-/// launch site) in the launching function `f`, whose definition sees
-/// `scope`: object-like macros are expanded first (as the preprocessor
-/// would), then each remaining name is replaced by its value — a local of
-/// `f` defined once by a constant expression (`const int BS = 128;`), else a
-/// file-scope `const`/`constexpr` integer or enumerator — and the result is
-/// evaluated as a constant integer expression (literals with suffixes and
-/// bases, `true`/`false`, arithmetic, comparisons, `?:`). A name that is a
-/// parameter, template parameter or non-constant local of `f` makes the
-/// value unknown, as does anything else that is not an integer constant
-/// (types, `sizeof`, casts, function calls, qualified names).
-pub fn template_arg_value(arg: &str, f: &Function, scope: &Scope) -> Option<i64> {
-    use crate::facts::launch::{LocalName, local_name};
-    let expanded = scope.macros.expand_text(arg);
-    let mut out = String::with_capacity(expanded.len());
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| -> Option<()> {
-        if word.is_empty() {
-            return Some(());
-        }
-        let starts_ident = word
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-        if starts_ident && word != "true" && word != "false" {
-            match local_name(f, word) {
-                LocalName::Const(v) => out.push_str(&format!("({v})")),
-                LocalName::Unknown => return None,
-                LocalName::NotLocal => match scope.constants.get(word.as_str()) {
-                    Some(v) => out.push_str(&format!("({v})")),
-                    None => out.push_str(word),
-                },
-            }
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-        Some(())
-    };
-    for c in expanded.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            word.push(c);
-        } else {
-            flush(&mut word, &mut out)?;
-            out.push(c);
-        }
-    }
-    flush(&mut word, &mut out)?;
-    scope.macros.eval_int(&out)
-}
-
-/// Callers of each function name, from the `calls` of every kernel and
-/// device function in the workspace: callee name (unqualified, as
-/// `Function::calls` names it without `ns::`) → (caller name, whether the
-/// caller is a kernel). Host callers are left out: they do not run on the
-/// device. Calls are matched by name only, so overloads and same-named
-/// methods count as callers too (more callers only make the agreement of
-/// their launch dimensions more conservative).
-#[salsa::tracked(returns(clone))]
-pub fn call_graph(db: &dyn Db) -> Arc<BTreeMap<String, BTreeSet<(String, bool)>>> {
-    let mut out: BTreeMap<String, BTreeSet<(String, bool)>> = BTreeMap::new();
-    for file in db.workspace().files(db).values() {
-        for (callee, caller, is_kernel) in file_calls(db, *file).iter() {
-            out.entry(callee.clone())
-                .or_default()
-                .insert((caller.clone(), *is_kernel));
-        }
-    }
-    Arc::new(out)
-}
-
-/// The device-side calls of one file: (callee without `ns::`, caller, whether
-/// the caller is a kernel). Per file, so that an edit re-lowers nothing
-/// outside the edited file and [`call_graph`] only merges memoised lists.
-#[salsa::tracked(returns(clone))]
-pub fn file_calls(db: &dyn Db, file: SourceFile) -> Arc<Vec<(String, String, bool)>> {
-    let mut out = Vec::new();
-    for item in items(db, file) {
-        let kind = item.kind(db);
-        if kind == FunctionKind::Host {
+/// The callee summaries a function sees: every distinct callee as written,
+/// except itself, that names a device function of the workspace.
+fn callee_summaries(db: &dyn Db, sym: &DefSymbol, skip_self: bool) -> Callees {
+    let mut out = Callees::new();
+    for c in &sym.callees {
+        if skip_self && c == &sym.name {
             continue;
         }
-        let f = function_ir(db, *item);
-        for c in &f.calls {
-            let callee = c.callee.rsplit("::").next().unwrap_or(&c.callee);
-            out.push((
-                callee.to_string(),
-                item.name(db).clone(),
-                kind == FunctionKind::Kernel,
-            ));
-        }
-    }
-    out.sort();
-    out.dedup();
-    Arc::new(out)
-}
-
-/// Every name reachable from `start` by repeatedly following `next`
-/// (a worklist; `start` included, cycles visited once).
-fn reachable<'a, I>(start: &'a str, next: impl Fn(&'a str) -> I) -> BTreeSet<&'a str>
-where
-    I: IntoIterator<Item = &'a str>,
-{
-    let mut seen = BTreeSet::from([start]);
-    let mut work = vec![start];
-    while let Some(n) = work.pop() {
-        for m in next(n) {
-            if seen.insert(m) {
-                work.push(m);
-            }
-        }
-    }
-    seen
-}
-
-/// Launch dimensions of the device function(s) named `name`: the agreement
-/// (element-wise equal, else unknown) of the block dimensions of every kernel
-/// that calls it, directly or through other device functions. Callers are
-/// collected by a worklist over [`call_graph`] (recursion and cycles among
-/// device functions are visited once). With no calling kernel in the
-/// workspace the configured default block applies, as for a kernel without
-/// launch sites. Template values are never known for device functions.
-#[salsa::tracked(returns(copy))]
-pub fn device_launch_dims<'db>(db: &'db dyn Db, name: KernelName<'db>) -> LaunchDims {
-    let graph = call_graph(db);
-    // Device functions that reach `name` (itself included), then the kernels
-    // that call any of them.
-    let devices = reachable(name.name(db).as_str(), |n| {
-        graph
-            .get(n)
-            .into_iter()
-            .flatten()
-            .filter(|(_, is_kernel)| !is_kernel)
-            .map(|(c, _)| c.as_str())
-    });
-    let kernels: BTreeSet<&str> = devices
-        .iter()
-        .flat_map(|n| graph.get(*n).into_iter().flatten())
-        .filter(|(_, is_kernel)| *is_kernel)
-        .map(|(c, _)| c.as_str())
-        .collect();
-    let mut block: Option<[Option<u32>; 3]> = None;
-    for k in kernels {
-        let b = launch_dims(db, KernelName::new(db, k.to_string())).block;
-        block = Some(match block {
-            None => b,
-            Some(prev) => agree(prev, b),
-        });
-    }
-    LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)))
-}
-
-/// Facts and verdicts of one function: uniformity and divergent barriers.
-/// Kernels are analysed with [`launch_dims`], device functions with
-/// [`device_launch_dims`].
-#[salsa::tracked(returns(clone))]
-pub fn function_analysis<'db>(
-    db: &'db dyn Db,
-    item: FunctionItem<'db>,
-) -> Arc<crate::facts::Analysis> {
-    let f = function_ir(db, item);
-    let launch = match item.kind(db) {
-        FunctionKind::Kernel => launch_dims(db, KernelName::new(db, item.name(db).clone())),
-        FunctionKind::Device => device_launch_dims(db, KernelName::new(db, item.name(db).clone())),
-        FunctionKind::Host => LaunchDims::default(),
-    };
-    let mut callees = crate::facts::Callees::new();
-    for c in &f.calls {
-        if let Some(s) = device_summary(db, KernelName::new(db, c.callee.clone())) {
-            callees.insert(c.callee.clone(), s);
-        }
-    }
-    let params = match item.kind(db) {
-        FunctionKind::Device => param_facts(db, KernelName::new(db, item.name(db).clone())),
-        _ => Arc::new(crate::facts::ParamFacts::default()),
-    };
-    Arc::new(crate::facts::Analysis::compute_with(
-        &f, launch, &callees, &params,
-    ))
-}
-
-/// What the callers of the device function(s) named `name` pass for their
-/// parameters: the merge of the arguments at every call site in the
-/// workspace ([`crate::facts::ParamFacts`]). Callers that `name` itself
-/// reaches through calls (recursion) would make this query depend on
-/// itself; when there are any, nothing is assumed beyond thread-invariant
-/// parameters, as with no callers at all.
-#[salsa::tracked(returns(clone))]
-pub fn param_facts<'db>(db: &'db dyn Db, name: KernelName<'db>) -> Arc<crate::facts::ParamFacts> {
-    let graph = call_graph(db);
-    let wanted = name.name(db).as_str();
-    let mut forward: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (callee, callers) in graph.iter() {
-        for (caller, _) in callers {
-            forward
-                .entry(caller.as_str())
-                .or_default()
-                .push(callee.as_str());
-        }
-    }
-    let reach = reachable(wanted, |n| forward.get(n).into_iter().flatten().copied());
-    let callers: BTreeSet<&str> = graph
-        .get(wanted)
-        .into_iter()
-        .flatten()
-        .map(|(c, _)| c.as_str())
-        .collect();
-    if callers.is_empty() || callers.iter().any(|c| reach.contains(c)) {
-        return Arc::new(crate::facts::ParamFacts::default());
-    }
-    let mut out = crate::facts::ParamFacts::default();
-    let mut first = true;
-    // Items are found by their tracked name and kind (not by file text), so
-    // editing a body does not re-run this query unless a caller's call
-    // arguments changed.
-    for file in db.workspace().files(db).values() {
-        for item in items(db, *file) {
-            if item.kind(db) == FunctionKind::Host || !callers.contains(item.name(db).as_str()) {
-                continue;
-            }
-            let a = function_analysis(db, *item);
-            for ca in &a.call_args {
-                let callee = ca.callee.rsplit("::").next().unwrap_or(&ca.callee);
-                if callee == wanted {
-                    out.merge(ca, first);
-                    first = false;
-                }
-            }
-        }
-    }
-    Arc::new(out)
-}
-
-fn device_summary_in_cycle<'db>(
-    _db: &'db dyn Db,
-    _id: salsa::Id,
-    _name: KernelName<'db>,
-) -> Option<crate::facts::CalleeSummary> {
-    None
-}
-
-/// Summary of the workspace's device function(s) named `name` (their return
-/// values' thread dependence and affine form, whether they reach a
-/// block-wide barrier), or `None` when there is none. Summaries include the
-/// summaries of the functions they call; in a cycle of calls (recursion) the
-/// functions see no summary of each other.
-#[salsa::tracked(returns(clone), cycle_result = device_summary_in_cycle)]
-pub fn device_summary<'db>(
-    db: &'db dyn Db,
-    name: KernelName<'db>,
-) -> Option<crate::facts::CalleeSummary> {
-    let wanted = name.name(db);
-    let mut out: Option<crate::facts::CalleeSummary> = None;
-    for file in db.workspace().files(db).values() {
-        for item in items(db, *file) {
-            if item.kind(db) != FunctionKind::Device || item.name(db) != wanted {
-                continue;
-            }
-            let f = function_ir(db, *item);
-            let mut callees = crate::facts::Callees::new();
-            for c in &f.calls {
-                if &c.callee == wanted {
-                    continue;
-                }
-                if let Some(s) = device_summary(db, KernelName::new(db, c.callee.clone())) {
-                    callees.insert(c.callee.clone(), s);
-                }
-            }
-            let s = crate::facts::summarize_callee(&f, &callees);
-            out = Some(match out {
-                None => s,
-                Some(prev) => crate::facts::CalleeSummary {
-                    dims: prev.dims | s.dims,
-                    form: if prev.form == s.form { prev.form } else { None },
-                    block_barrier: prev.block_barrier || s.block_barrier,
-                },
-            });
+        if let Some(s) = device_summary(db, Name::new(db, c.clone())) {
+            out.insert(c.clone(), s);
         }
     }
     out
+}
+
+/// The cross-function inputs of a function.
+#[salsa::tracked(returns(clone))]
+pub fn function_inputs<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionInputs> {
+    let Some(sym) = def_symbol(db, f) else {
+        return Arc::new(FunctionInputs::default());
+    };
+    let name = Name::new(db, sym.name.clone());
+    let launch = match sym.kind {
+        FunctionKind::Kernel => launch_dims(db, name),
+        FunctionKind::Device => device_launch_dims(db, name),
+        FunctionKind::Host => LaunchDims::default(),
+    };
+    let params = match sym.kind {
+        FunctionKind::Device => param_facts(db, name),
+        _ => Arc::new(ParamFacts::default()),
+    };
+    Arc::new(FunctionInputs {
+        launch,
+        callees: callee_summaries(db, &sym, false),
+        params,
+    })
+}
+
+/// Facts and verdicts of one function (kernels and device functions), with
+/// its cross-function inputs.
+#[salsa::tracked(returns(clone), lru = 2048)]
+pub fn function_analysis<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<crate::facts::Analysis> {
+    let ir = function_ir(db, f);
+    let inputs = function_inputs(db, f);
+    Arc::new(crate::facts::Analysis::compute_with(
+        &ir,
+        inputs.launch,
+        &inputs.callees,
+        &inputs.params,
+    ))
+}
+
+/// The derived results of a function that the store keeps: its analysis and
+/// findings (lines relative to the function start, file unset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionResults {
+    /// The analysis.
+    pub analysis: Arc<crate::facts::Analysis>,
+    /// Findings, lines relative to the function (0 = its first line).
+    pub findings: Vec<crate::check::Finding>,
+    /// Hash of the facts rows and findings.
+    pub hash: String,
+}
+
+/// Analysis and findings of a kernel or device function.
+#[salsa::tracked(returns(clone), lru = 2048)]
+pub fn function_results<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionResults> {
+    let ir = function_ir(db, f);
+    let analysis = function_analysis(db, f);
+    let src = item_source(db, f);
+    let findings = match &src {
+        Some(s) => crate::check::function_findings(&ir, &analysis, &s.text, &s.line_before),
+        None => Vec::new(),
+    };
+    let facts_hash = stable_facts_hash(&analysis);
+    let hash = stable_hash(&(&facts_hash, format!("{findings:?}")));
+    Arc::new(FunctionResults {
+        analysis,
+        findings,
+        hash,
+    })
+}
+
+fn summary_in_cycle<'db>(
+    _db: &'db dyn Db,
+    _id: salsa::Id,
+    _f: FuncRef<'db>,
+) -> Option<CalleeSummary> {
+    None
+}
+
+/// What the callers of a device function need to know about it: the
+/// thread dependence and affine form of its return value, and whether it
+/// reaches a block-wide barrier (through its own callees too). `None` for
+/// kernels and host functions, and in a cycle of calls.
+#[salsa::tracked(returns(clone), cycle_result = summary_in_cycle)]
+pub fn function_summary<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Option<CalleeSummary> {
+    let sym = def_symbol(db, f)?;
+    if sym.kind != FunctionKind::Device {
+        return None;
+    }
+    let callees = callee_summaries(db, &sym, true);
+    let key = stable_hash(&callees);
+    if let Some(c) = cached_fn(db, f)
+        && c.summary_inputs_hash.as_deref() == Some(key.as_str())
+    {
+        return c.summary;
+    }
+    Some(crate::facts::summarize_callee(
+        &function_ir(db, f),
+        &callees,
+    ))
+}
+
+/// The arguments a function passes at each of its call sites.
+#[salsa::tracked(returns(clone))]
+pub fn function_call_args<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<Vec<CallArgs>> {
+    if let Some(c) = cached_fn(db, f)
+        && c.inputs_hash.as_deref() == Some(function_inputs(db, f).hash().as_str())
+    {
+        return Arc::new(c.call_args);
+    }
+    Arc::new(function_analysis(db, f).call_args.clone())
+}
+
+/// The hashes the store compares for one function, and what the cache
+/// needs to record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionOutput {
+    /// Hash of the lowered function (its own rows).
+    pub content_hash: String,
+    /// Hash of its cross-function inputs (`None` for host functions).
+    pub inputs_hash: Option<String>,
+    /// Hash of its facts rows and findings (`None` for host functions).
+    pub results_hash: Option<String>,
+    /// Hash of the callee summaries its summary was computed with.
+    pub summary_inputs_hash: Option<String>,
+    /// Its summary (device functions).
+    pub summary: Option<CalleeSummary>,
+    /// What it passes its callees.
+    pub call_args: Arc<Vec<CallArgs>>,
+}
+
+/// The hashes of a function: from the cache when its inputs are unchanged,
+/// else computed.
+#[salsa::tracked(returns(clone))]
+pub fn function_output<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionOutput> {
+    let cached = cached_fn(db, f);
+    let Some(sym) = def_symbol(db, f) else {
+        return Arc::new(FunctionOutput {
+            content_hash: String::new(),
+            inputs_hash: None,
+            results_hash: None,
+            summary_inputs_hash: None,
+            summary: None,
+            call_args: Arc::new(Vec::new()),
+        });
+    };
+    let content_hash = sym.content_hash.clone();
+    if sym.kind == FunctionKind::Host {
+        return Arc::new(FunctionOutput {
+            content_hash,
+            inputs_hash: None,
+            results_hash: None,
+            summary_inputs_hash: None,
+            summary: None,
+            call_args: Arc::new(Vec::new()),
+        });
+    }
+    let inputs_hash = function_inputs(db, f).hash();
+    let results_hash = match &cached {
+        Some(c) if c.inputs_hash.as_deref() == Some(inputs_hash.as_str()) => c.results_hash.clone(),
+        _ => Some(function_results(db, f).hash.clone()),
+    };
+    let summary_inputs_hash =
+        (sym.kind == FunctionKind::Device).then(|| stable_hash(&callee_summaries(db, &sym, true)));
+    Arc::new(FunctionOutput {
+        content_hash,
+        inputs_hash: Some(inputs_hash),
+        results_hash,
+        summary_inputs_hash,
+        summary: function_summary(db, f),
+        call_args: function_call_args(db, f),
+    })
 }

@@ -10,7 +10,7 @@
 use crate::ir::Dim;
 
 /// A coefficient of a thread index.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Coef {
     /// A known integer.
     Int(i64),
@@ -63,7 +63,7 @@ enum Scale {
 }
 
 /// The affine form of an expression.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Affine {
     /// Coefficients of threadIdx.x, .y, .z.
     pub coef: [Coef; 3],

@@ -15,7 +15,7 @@ use super::uniformity::Uniformity;
 use crate::ir::{Access, Function, MemSpace};
 
 /// The bank verdict of one shared access.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SharedAccessCost {
     /// Index into `Function::accesses`.
     pub access: usize,

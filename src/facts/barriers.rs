@@ -15,7 +15,19 @@ use super::uniformity::Uniformity;
 use crate::ir::{BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, StmtKind};
 
 /// Block dimensions of the launches of a kernel (`None`: not known).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct LaunchDims {
     /// blockDim.x, .y, .z
     pub block: [Option<u32>; 3],
@@ -40,7 +52,7 @@ pub const MAX_TEMPLATE_VALUES: usize = 8;
 
 /// Where threads must meet: a barrier of the function, or a call to a
 /// device function that contains a block-wide barrier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrierSite {
     /// Index into `Function::barriers`.
     Barrier(usize),
@@ -49,7 +61,7 @@ pub enum BarrierSite {
 }
 
 /// Why a barrier is divergent.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BarrierVerdict {
     /// The barrier, or the call that reaches one.
     pub site: BarrierSite,

@@ -12,7 +12,7 @@ use crate::ir::{Access, ExprId, Function, MemSpace};
 use std::collections::BTreeSet;
 
 /// How many sectors one warp's access touches.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Sectors {
     /// Exactly this many when the array start is 128-byte aligned
     /// (`actual` adds a known constant misalignment).
@@ -50,7 +50,7 @@ impl Sectors {
 }
 
 /// The coalescing verdict for one global access.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GlobalAccessCost {
     /// Index into `Function::accesses`.
     pub access: usize,

@@ -9,7 +9,7 @@ use super::uniformity::Uniformity;
 use crate::ir::{BinOp, ExprId, ExprKind, Function, StmtId, StmtKind};
 
 /// How a branch condition behaves within warps.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum BranchKind {
     /// The same for the whole block.
     Uniform,
@@ -30,7 +30,7 @@ pub enum BranchKind {
 }
 
 /// One classified branch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BranchFact {
     /// The statement holding the branch.
     pub stmt: StmtId,

@@ -63,7 +63,7 @@ mod program {
 use program::*;
 
 /// Interval and ordering facts of one function (statement ids).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
 pub struct Intervals {
     /// (statement, interval start): start is [`ENTRY`] or a barrier statement.
     pub interval: Vec<(u32, u32)>,

@@ -30,7 +30,7 @@ pub use uniformity::Uniformity;
 use crate::ir::Function;
 
 /// Everything derived for one function.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Analysis {
     /// The launch dimensions assumed.
     pub launch: LaunchDims,
@@ -79,7 +79,7 @@ pub struct ParamFacts {
 }
 
 /// The arguments of one call site, as a caller sees them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CallArgs {
     /// The callee as written.
     pub callee: String,
@@ -236,7 +236,7 @@ fn mark_single_thread(
 }
 
 /// What a device function's callers need to know about it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct CalleeSummary {
     /// Thread dimensions its return value depends on (with uniform arguments).
     pub dims: u8,
@@ -251,16 +251,26 @@ pub struct CalleeSummary {
 
 /// Summarise a device function for its callers.
 pub fn summarize_callee(f: &Function, callees: &Callees) -> CalleeSummary {
-    let a = Analysis::compute(f, LaunchDims::default(), callees);
-    let r = relations::build(f, callees);
-    let cx = stride::AffineCx::new(f, &r, &a.uniformity, LaunchDims::default(), callees);
+    let returns: Vec<crate::ir::ExprId> = f
+        .stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            crate::ir::StmtKind::Return(Some(e)) => Some(*e),
+            _ => None,
+        })
+        .collect();
     let mut dims = 0u8;
     let mut form: Option<affine::Affine> = None;
     let mut forms_ok = f.params.is_empty();
-    for s in &f.stmts {
-        if let crate::ir::StmtKind::Return(Some(e)) = &s.kind {
-            dims |= a.uniformity.expr_dims[e.0 as usize];
-            let fe = cx.form(*e);
+    if !returns.is_empty() {
+        // Only the uniformity and stride programs matter for what is
+        // returned (with thread-invariant parameters and no launch dims).
+        let r = relations::build(f, callees);
+        let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
+        let cx = stride::AffineCx::new(f, &r, &uniformity, LaunchDims::default(), callees);
+        for e in returns {
+            dims |= uniformity.expr_dims[e.0 as usize];
+            let fe = cx.form(e);
             form = Some(match form {
                 None => fe,
                 Some(prev) if prev == fe => prev,

@@ -76,7 +76,7 @@ mod program {
 use program::*;
 
 /// Per-expression and per-variable thread dependence of one function.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash)]
 pub struct Uniformity {
     /// Bit set of [`DimId`]s per expression id.
     pub expr_dims: Vec<u8>,

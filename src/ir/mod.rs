@@ -43,7 +43,7 @@ pub struct Span {
 }
 
 /// What kind of function a definition is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum FunctionKind {
     /// `__global__`: a kernel launched from the host.
     Kernel,
@@ -65,7 +65,9 @@ impl FunctionKind {
 }
 
 /// CUDA memory spaces an access can target.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 pub enum MemSpace {
     /// Device global memory (kernel pointer parameters, `__device__` variables).
     Global,
@@ -550,6 +552,29 @@ pub struct Function {
 }
 
 impl Function {
+    /// An empty host function named `name` (no body): stands for a
+    /// definition that no longer exists.
+    pub fn placeholder(name: &str) -> Function {
+        Function {
+            name: name.to_string(),
+            scope: String::new(),
+            kind: FunctionKind::Host,
+            launch_bounds: None,
+            template_params: Vec::new(),
+            params: Vec::new(),
+            vars: Vec::new(),
+            stmts: Vec::new(),
+            exprs: Vec::new(),
+            body: None,
+            accesses: Vec::new(),
+            barriers: Vec::new(),
+            launches: Vec::new(),
+            calls: Vec::new(),
+            syntax_errors: Vec::new(),
+            line_count: 0,
+        }
+    }
+
     /// The expression with id `id`.
     pub fn expr(&self, id: ExprId) -> &Expr {
         &self.exprs[id.0 as usize]

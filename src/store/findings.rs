@@ -1,41 +1,36 @@
-//! Writing the findings of a check run.
+//! Reading the findings back (what `check` prints is what the store holds).
 
-use super::Store;
-use crate::check::Finding;
+use crate::check::{Finding, Severity};
 use anyhow::Result;
-use rusqlite::{OptionalExtension, params};
+use rusqlite::Connection;
 
-impl Store {
-    /// Replace all findings with `findings` (one transaction).
-    pub fn replace_findings(&mut self, findings: &[Finding]) -> Result<()> {
-        let tx = self.conn.transaction()?;
-        tx.execute("DELETE FROM findings", [])?;
-        {
-            let mut fid = tx.prepare_cached(
-                "SELECT fn.id FROM functions fn JOIN files f ON f.id = fn.file_id \
-                 WHERE f.path = ?1 AND fn.key = ?2",
-            )?;
-            let mut ins = tx.prepare_cached(
-                "INSERT INTO findings(rule, severity, file, line, col, function_id, message, suppressed) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for f in findings {
-                let function_id: Option<i64> = fid
-                    .query_row(params![f.file, f.function_key], |r| r.get(0))
-                    .optional()?;
-                ins.execute(params![
-                    f.rule,
-                    f.severity.as_str(),
-                    f.file,
-                    f.line,
-                    f.col,
-                    function_id,
-                    f.message,
-                    f.suppressed,
-                ])?;
-            }
-        }
-        tx.commit()?;
-        Ok(())
-    }
+/// Every finding in the store, ordered by file, line, column and rule.
+pub fn load_findings(conn: &Connection) -> Result<Vec<Finding>> {
+    let mut st = conn.prepare(
+        "SELECT fd.rule, fd.severity, fd.file, fd.line, fd.col, fd.end_col, \
+         COALESCE(fn.name, ''), COALESCE(fn.key, ''), fd.message, fd.facts, fd.suppressed \
+         FROM findings fd LEFT JOIN functions fn ON fn.id = fd.function_id \
+         ORDER BY fd.file, fd.line, fd.col, fd.rule",
+    )?;
+    let rows = st.query_map([], |r| {
+        let severity: String = r.get(1)?;
+        let col: u32 = r.get(4)?;
+        let facts: Option<String> = r.get(9)?;
+        Ok(Finding {
+            rule: r.get(0)?,
+            severity: severity.parse().unwrap_or(Severity::Warning),
+            file: r.get(2)?,
+            line: r.get(3)?,
+            col,
+            end_col: r.get::<_, Option<u32>>(5)?.unwrap_or(col + 1),
+            function: r.get(6)?,
+            function_key: r.get(7)?,
+            message: r.get(8)?,
+            facts: facts
+                .and_then(|f| serde_json::from_str(&f).ok())
+                .unwrap_or(serde_json::Value::Null),
+            suppressed: r.get(10)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }

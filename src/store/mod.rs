@@ -1,18 +1,24 @@
 //! The SQLite store: schema migrations, incremental writes, read-only queries.
 //!
 //! Contract: the DDL in `schema/*.sql` defines the user-facing tables. Writes
-//! go through [`Store::sync`], one transaction per call, touching only the
-//! rows of functions whose content hash changed (rows of functions that only
-//! moved are shifted in place). A crash mid-sync leaves the previous state.
+//! go through a [`StoreTx`] (one `BEGIN IMMEDIATE` transaction: a second
+//! writer waits for the first to commit), touching only the rows of the
+//! functions whose hashes changed (rows of functions that only moved are
+//! shifted in place). A crash mid-run leaves the previous state; readers
+//! (WAL) always see a committed snapshot.
 
 mod facts;
 mod findings;
 mod query;
+mod state;
 mod write;
+mod writer;
 
-pub use facts::FactsRecord;
+pub use findings::load_findings;
 pub use query::{QueryResult, run_query};
-pub use write::{FileRecord, FunctionRecord, SyncStats};
+pub use state::{StoreState, StoredFile, StoredFunction, path_key};
+pub use write::{FileRow, StoreTx};
+pub use writer::WriteHandle;
 
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags};
@@ -24,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/002_findings.sql"),
     include_str!("../../schema/003_facts.sql"),
     include_str!("../../schema/004_params.sql"),
+    include_str!("../../schema/005_incremental.sql"),
 ];
 
 /// Current schema version (number of migrations).
@@ -53,13 +60,30 @@ impl Store {
         Self::from_connection(Connection::open_in_memory()?)
     }
 
-    fn from_connection(conn: Connection) -> Result<Store> {
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+    fn from_connection(mut conn: Connection) -> Result<Store> {
+        // Another cudalog process may hold the write lock for a whole run:
+        // wait for it (its run ends with a commit) rather than fail.
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Switching a new database to WAL can meet another process doing
+        // the same; SQLite then answers "locked" without waiting.
+        retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        migrate(&conn)?;
+        // A run rewrites rows all over the indexes: keep more pages in
+        // memory than SQLite's 2 MB default (negative = KiB).
+        conn.pragma_update(None, "cache_size", -65536)?;
+        migrate(&mut conn)?;
         Ok(Store { conn })
+    }
+
+    /// Begin a write transaction (`BEGIN IMMEDIATE`: takes the write lock
+    /// now, waiting up to [`BUSY_TIMEOUT`] for another writer to finish).
+    pub fn transaction(&mut self) -> Result<StoreTx<'_>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .context("cannot take the database write lock (another cudalog process?)")?;
+        Ok(StoreTx::new(tx))
     }
 
     /// The underlying connection (read access for tests and reports).
@@ -68,21 +92,58 @@ impl Store {
     }
 }
 
-fn migrate(conn: &Connection) -> Result<()> {
-    let version: u32 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    if version > SCHEMA_VERSION {
-        bail!(
+/// Run `f` again while SQLite reports the database busy or locked (for
+/// the statements where SQLite does not call the busy handler), up to
+/// [`BUSY_TIMEOUT`].
+fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match f() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// How long a writer waits for another one.
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let too_new = |version: u32| {
+        anyhow::anyhow!(
             "schema version {version} is newer than this cudalog supports ({SCHEMA_VERSION}); \
              upgrade cudalog or delete the database"
-        );
+        )
+    };
+    let version: u32 = retry_busy(|| conn.pragma_query_value(None, "user_version", |r| r.get(0)))?;
+    if version == SCHEMA_VERSION {
+        return Ok(());
+    }
+    if version > SCHEMA_VERSION {
+        return Err(too_new(version));
+    }
+    // Read the version again under the write lock: another process may
+    // have migrated in between.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: u32 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(too_new(version));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.unchecked_transaction()?;
         tx.execute_batch(sql)
             .with_context(|| format!("applying schema migration {}", i + 1))?;
         tx.pragma_update(None, "user_version", i as u32 + 1)?;
-        tx.commit()?;
     }
+    tx.commit()?;
     Ok(())
 }
 

@@ -1,236 +1,315 @@
-//! Incremental writes: per function, by content hash.
+//! Incremental writes, inside one `BEGIN IMMEDIATE` transaction: per file,
+//! and per function by content hash (its own rows) and results hash (its
+//! derived facts and findings).
 
-use super::Store;
-use crate::db::FunctionFacts;
+use crate::check::Finding;
+use crate::db::{FunctionCache, FunctionFacts};
+use crate::facts::Analysis;
 use crate::frontend::SourceDiagnostic;
+use crate::ir::Function;
 use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
-/// One function as the indexer hands it to the store.
-pub struct FunctionRecord {
-    /// `scope::name#ordinal`.
-    pub key: String,
-    /// Unqualified name.
-    pub name: String,
-    /// Qualified name.
-    pub qualified_name: String,
-    /// 0-based first line.
-    pub start_line: u32,
-    /// 0-based first column.
-    pub start_col: u32,
-    /// Its facts.
-    pub facts: Arc<FunctionFacts>,
+/// A write transaction on the store (see [`super::Store::transaction`]).
+/// Dropped without [`StoreTx::commit`], it rolls back.
+pub struct StoreTx<'a> {
+    pub(super) tx: rusqlite::Transaction<'a>,
 }
 
-/// One file as the indexer hands it to the store.
-pub struct FileRecord {
-    /// Relative path with `/` separators.
+/// One file's own row.
+#[derive(Clone, Debug)]
+pub struct FileRow {
+    /// Stored path (see [`super::path_key`]).
     pub path: String,
     /// blake3 of the bytes.
     pub content_hash: String,
     /// Size in bytes.
     pub bytes: u64,
+    /// Parse-error diagnostics in the file (inside functions too).
+    pub parse_errors: u64,
     /// Diagnostics outside functions.
     pub diagnostics: Vec<SourceDiagnostic>,
-    /// Functions in the file.
-    pub functions: Vec<FunctionRecord>,
 }
 
-/// What a sync changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct SyncStats {
-    /// Functions whose rows were (re)written.
-    pub functions_written: usize,
-    /// Functions whose rows were only shifted to new lines.
-    pub functions_moved: usize,
-    /// Functions left untouched.
-    pub functions_unchanged: usize,
-    /// Functions deleted.
-    pub functions_deleted: usize,
-    /// Files deleted because they no longer exist.
-    pub files_deleted: usize,
-}
+/// The derived-fact tables, rewritten per function.
+const FACT_TABLES: &[&str] = &[
+    "var_facts",
+    "access_facts",
+    "branch_facts",
+    "barrier_intervals",
+    "stmt_order",
+    "param_facts",
+    "findings",
+];
 
-struct Existing {
-    id: i64,
-    hash: String,
-    line: i64,
-}
+impl<'a> StoreTx<'a> {
+    pub(super) fn new(tx: rusqlite::Transaction<'a>) -> Self {
+        StoreTx { tx }
+    }
 
-impl Store {
-    /// Bring the store in line with `files` in one transaction. With
-    /// `complete`, files absent from `files` are deleted (a full index run);
-    /// otherwise only `removed` paths are.
-    pub fn sync(
-        &mut self,
-        files: &[FileRecord],
-        complete: bool,
-        removed: &[String],
-    ) -> Result<SyncStats> {
-        let tx = self.conn.transaction()?;
-        let mut stats = SyncStats::default();
-        let present: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        let mut to_delete: Vec<(i64, String)> = Vec::new();
+    /// The underlying transaction (tests and reports).
+    pub fn connection(&self) -> &rusqlite::Connection {
+        &self.tx
+    }
+
+    /// Commit everything written.
+    pub fn commit(self) -> Result<()> {
+        self.tx.commit()?;
+        Ok(())
+    }
+
+    /// Set a `cache_meta` entry.
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO cache_meta(key, value) VALUES (?1, ?2) \
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            params![key, value],
+        )?;
+        Ok(())
+    }
+
+    /// Insert or update a file's row and file-level diagnostics; returns
+    /// its id.
+    pub fn upsert_file(&self, f: &FileRow) -> Result<i64> {
+        let tx = &self.tx;
+        let id: i64 = match tx
+            .query_row("SELECT id FROM files WHERE path = ?1", [&f.path], |r| {
+                r.get(0)
+            })
+            .optional()?
         {
-            let mut st = tx.prepare("SELECT id, path FROM files")?;
-            let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-            for row in rows {
-                let (id, path) = row?;
-                if (complete && !present.contains(path.as_str())) || removed.contains(&path) {
-                    to_delete.push((id, path));
-                }
-            }
-        }
-        for (id, _) in &to_delete {
-            tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
-            stats.files_deleted += 1;
-        }
-        for file in files {
-            sync_file(&tx, file, &mut stats)?;
-        }
-        tx.commit()?;
-        Ok(stats)
-    }
-}
-
-fn sync_file(
-    tx: &rusqlite::Transaction<'_>,
-    file: &FileRecord,
-    stats: &mut SyncStats,
-) -> Result<()> {
-    let parse_errors = file
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "parse-error")
-        .count()
-        + file
-            .functions
-            .iter()
-            .map(|f| f.facts.function.syntax_errors.len())
-            .sum::<usize>();
-    let file_id: i64 = match tx
-        .query_row("SELECT id FROM files WHERE path = ?1", [&file.path], |r| {
-            r.get(0)
-        })
-        .optional()?
-    {
-        Some(id) => {
-            tx.execute(
-                "UPDATE files SET content_hash = ?1, bytes = ?2, parse_errors = ?3 WHERE id = ?4",
-                params![
-                    file.content_hash,
-                    file.bytes as i64,
-                    parse_errors as i64,
-                    id
-                ],
-            )?;
-            id
-        }
-        None => {
-            tx.execute(
-                "INSERT INTO files(path, content_hash, bytes, parse_errors) VALUES (?1, ?2, ?3, ?4)",
-                params![file.path, file.content_hash, file.bytes as i64, parse_errors as i64],
-            )?;
-            tx.last_insert_rowid()
-        }
-    };
-    // File-level diagnostics are few: rewrite them.
-    tx.execute(
-        "DELETE FROM diagnostics WHERE file_id = ?1 AND function_id IS NULL",
-        [file_id],
-    )?;
-    {
-        let mut ins = tx.prepare_cached(
-            "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
-             VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
-        )?;
-        for d in &file.diagnostics {
-            ins.execute(params![
-                file_id, d.line, d.col, d.severity, d.code, d.message
-            ])?;
-        }
-    }
-
-    let mut existing: HashMap<String, Existing> = HashMap::new();
-    {
-        let mut st = tx.prepare_cached(
-            "SELECT id, key, content_hash, line FROM functions WHERE file_id = ?1",
-        )?;
-        let rows = st.query_map([file_id], |r| {
-            Ok((
-                r.get::<_, String>(1)?,
-                Existing {
-                    id: r.get(0)?,
-                    hash: r.get(2)?,
-                    line: r.get(3)?,
-                },
-            ))
-        })?;
-        for row in rows {
-            let (k, e) = row?;
-            existing.insert(k, e);
-        }
-    }
-    for f in &file.functions {
-        let line = f.start_line as i64 + 1;
-        match existing.remove(&f.key) {
-            Some(e) if e.hash == f.facts.content_hash => {
-                if e.line != line {
-                    shift_function(tx, e.id, line - e.line)?;
-                    stats.functions_moved += 1;
-                } else {
-                    stats.functions_unchanged += 1;
-                }
-            }
-            Some(e) => {
-                tx.execute("DELETE FROM functions WHERE id = ?1", [e.id])?;
-                insert_function(tx, file_id, f)?;
-                stats.functions_written += 1;
+            Some(id) => {
+                tx.execute(
+                    "UPDATE files SET content_hash = ?1, bytes = ?2, parse_errors = ?3 WHERE id = ?4",
+                    params![f.content_hash, f.bytes as i64, f.parse_errors as i64, id],
+                )?;
+                id
             }
             None => {
-                insert_function(tx, file_id, f)?;
-                stats.functions_written += 1;
+                tx.execute(
+                    "INSERT INTO files(path, content_hash, bytes, parse_errors) VALUES (?1, ?2, ?3, ?4)",
+                    params![f.path, f.content_hash, f.bytes as i64, f.parse_errors as i64],
+                )?;
+                tx.last_insert_rowid()
+            }
+        };
+        tx.execute(
+            "DELETE FROM diagnostics WHERE file_id = ?1 AND function_id IS NULL",
+            [id],
+        )?;
+        {
+            let mut ins = tx.prepare_cached(
+                "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
+                 VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for d in &f.diagnostics {
+                ins.execute(params![id, d.line, d.col, d.severity, d.code, d.message])?;
             }
         }
+        Ok(id)
     }
-    for (_, e) in existing {
-        tx.execute("DELETE FROM functions WHERE id = ?1", [e.id])?;
-        stats.functions_deleted += 1;
-    }
-    Ok(())
-}
 
-fn shift_function(tx: &rusqlite::Transaction<'_>, id: i64, delta: i64) -> Result<()> {
-    tx.execute(
-        "UPDATE functions SET line = line + ?1, end_line = end_line + ?1 WHERE id = ?2",
-        params![delta, id],
-    )?;
-    for table in ["accesses", "barriers", "calls", "diagnostics"] {
+    /// Insert or replace a file's cache row (its deps hash and symbols).
+    pub fn set_file_cache(&self, file_id: i64, deps_hash: &str, symbols_json: &str) -> Result<()> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO file_cache(file_id, deps_hash, symbols) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(file_id) DO UPDATE SET deps_hash = excluded.deps_hash, symbols = excluded.symbols",
+            )?
+            .execute(params![file_id, deps_hash, symbols_json])?;
+        Ok(())
+    }
+
+    /// The id of the file stored at `path`.
+    pub fn file_id(&self, path: &str) -> Result<Option<i64>> {
+        Ok(self
+            .tx
+            .prepare_cached("SELECT id FROM files WHERE path = ?1")?
+            .query_row([path], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The id of the function `key` of the file stored at `path`.
+    pub fn function_id(&self, path: &str, key: &str) -> Result<Option<i64>> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT fn.id FROM functions fn JOIN files f ON f.id = fn.file_id \
+                 WHERE f.path = ?1 AND fn.key = ?2",
+            )?
+            .query_row([path, key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Delete a file and everything in it.
+    pub fn delete_file(&self, id: i64) -> Result<()> {
+        self.tx.execute("DELETE FROM files WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    /// Delete a function and every row about it.
+    pub fn delete_function(&self, id: i64) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM functions WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    /// Move a function's rows by `delta` lines (it moved, nothing else
+    /// changed).
+    pub fn shift_function(&self, id: i64, delta: i64) -> Result<()> {
+        let tx = &self.tx;
         tx.execute(
-            &format!("UPDATE {table} SET line = line + ?1 WHERE function_id = ?2"),
+            "UPDATE functions SET line = line + ?1, end_line = end_line + ?1 WHERE id = ?2",
             params![delta, id],
         )?;
+        for table in [
+            "accesses",
+            "barriers",
+            "calls",
+            "diagnostics",
+            "access_facts",
+            "branch_facts",
+            "findings",
+        ] {
+            tx.prepare_cached(&format!(
+                "UPDATE {table} SET line = line + ?1 WHERE function_id = ?2"
+            ))?
+            .execute(params![delta, id])?;
+        }
+        tx.prepare_cached("UPDATE launches SET line = line + ?1 WHERE caller_function_id = ?2")?
+            .execute(params![delta, id])?;
+        Ok(())
     }
-    tx.execute(
-        "UPDATE launches SET line = line + ?1 WHERE caller_function_id = ?2",
-        params![delta, id],
-    )?;
-    Ok(())
+
+    /// Insert a function's own rows (IR-derived); returns its id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn insert_function(
+        &self,
+        file_id: i64,
+        key: &str,
+        name: &str,
+        qualified_name: &str,
+        start_line: u32,
+        start_col: u32,
+        facts: &FunctionFacts,
+    ) -> Result<i64> {
+        insert_function(
+            &self.tx,
+            file_id,
+            key,
+            name,
+            qualified_name,
+            start_line,
+            start_col,
+            facts,
+        )
+    }
+
+    /// Replace a function's derived facts and findings. `findings` are
+    /// placed (absolute lines, file set).
+    pub fn write_results(
+        &self,
+        fid: i64,
+        start_line: u32,
+        function: &Function,
+        analysis: &Analysis,
+        findings: &[Finding],
+        results_hash: &str,
+    ) -> Result<()> {
+        for t in FACT_TABLES {
+            self.tx
+                .prepare_cached(&format!("DELETE FROM {t} WHERE function_id = ?1"))?
+                .execute([fid])?;
+        }
+        super::facts::insert_fact_rows(&self.tx, fid, start_line + 1, function, analysis)?;
+        self.insert_findings(fid, findings)?;
+        self.tx
+            .prepare_cached("UPDATE functions SET facts_hash = ?1 WHERE id = ?2")?
+            .execute(params![results_hash, fid])?;
+        Ok(())
+    }
+
+    /// How many findings a function has.
+    pub fn findings_of(&self, fid: i64) -> Result<usize> {
+        let n: i64 = self
+            .tx
+            .prepare_cached("SELECT COUNT(*) FROM findings WHERE function_id = ?1")?
+            .query_row([fid], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// Replace a function's findings only (it moved and its messages name
+    /// absolute lines).
+    pub fn replace_findings(&self, fid: i64, findings: &[Finding]) -> Result<()> {
+        self.tx
+            .prepare_cached("DELETE FROM findings WHERE function_id = ?1")?
+            .execute([fid])?;
+        self.insert_findings(fid, findings)
+    }
+
+    fn insert_findings(&self, fid: i64, findings: &[Finding]) -> Result<()> {
+        let mut ins = self.tx.prepare_cached(
+            "INSERT INTO findings(rule, severity, file, line, col, function_id, message, suppressed, end_col, facts) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )?;
+        for f in findings {
+            ins.execute(params![
+                f.rule,
+                f.severity.as_str(),
+                f.file,
+                f.line,
+                f.col,
+                fid,
+                f.message,
+                f.suppressed,
+                f.end_col,
+                f.facts.to_string(),
+            ])?;
+        }
+        Ok(())
+    }
+
+    /// Insert or replace a function's cache row.
+    pub fn upsert_function_cache(&self, fid: i64, c: &FunctionCache) -> Result<()> {
+        let summary = c.summary.as_ref().map(serde_json::to_string).transpose()?;
+        let call_args = serde_json::to_string(&c.call_args)?;
+        self.tx
+            .prepare_cached(
+                "INSERT INTO function_cache(function_id, inputs_hash, results_hash, summary_inputs_hash, summary, call_args) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT(function_id) DO UPDATE SET inputs_hash = excluded.inputs_hash, \
+                 results_hash = excluded.results_hash, summary_inputs_hash = excluded.summary_inputs_hash, \
+                 summary = excluded.summary, call_args = excluded.call_args",
+            )?
+            .execute(params![
+                fid,
+                c.inputs_hash,
+                c.results_hash,
+                c.summary_inputs_hash,
+                summary,
+                call_args
+            ])?;
+        Ok(())
+    }
 }
 
 fn opt(v: Option<u64>) -> Option<i64> {
     v.map(|x| x as i64)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn insert_function(
     tx: &rusqlite::Transaction<'_>,
     file_id: i64,
-    rec: &FunctionRecord,
-) -> Result<()> {
-    let f = &rec.facts.function;
-    let base = rec.start_line + 1; // relative line 0 → absolute 1-based
+    key: &str,
+    name: &str,
+    qualified_name: &str,
+    start_line: u32,
+    start_col: u32,
+    facts: &FunctionFacts,
+) -> Result<i64> {
+    let f = &facts.function;
+    let base = start_line + 1; // relative line 0 → absolute 1-based
     let tparams: Vec<&str> = f.template_params.iter().map(|p| p.name.as_str()).collect();
     tx.prepare_cached(
         "INSERT INTO functions(file_id, name, qualified_name, key, kind, line, end_line, col, \
@@ -239,14 +318,14 @@ fn insert_function(
     )?
     .execute(params![
         file_id,
-        rec.name,
-        rec.qualified_name,
-        rec.key,
+        name,
+        qualified_name,
+        key,
         f.kind.as_str(),
         base,
         base + f.line_count,
-        rec.start_col + 1,
-        rec.facts.content_hash,
+        start_col + 1,
+        facts.content_hash,
         tparams.join(","),
         f.launch_bounds,
         f.syntax_errors.len() as i64,
@@ -256,7 +335,7 @@ fn insert_function(
         let mut st = tx.prepare_cached(
             "INSERT INTO params(function_id, position, name, type, elem_bytes) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
-        for p in &rec.facts.params {
+        for p in &facts.params {
             st.execute(params![fid, p.position, p.name, p.ty, opt(p.elem_bytes)])?;
         }
     }
@@ -350,5 +429,5 @@ fn insert_function(
             ])?;
         }
     }
-    Ok(())
+    Ok(fid)
 }

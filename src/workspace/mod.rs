@@ -34,6 +34,49 @@ pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
     if !meta.is_dir() {
         anyhow::bail!("{} is not a directory", root.display());
     }
+    discover_in(root, Path::new(""), exclude, true)
+}
+
+/// Like [`discover`], for the part of the workspace under `sub` (relative
+/// to `root`): everything below it, or with `recursive` false only its
+/// direct entries. The ignore files of `root` and of every directory down
+/// to `sub` apply as they do for a walk from `root`, but whether `sub`
+/// itself is admitted is the caller's question (see [`list_dir`]). A `sub`
+/// that does not exist (or is not a directory) yields nothing.
+pub fn discover_in(
+    root: &Path,
+    sub: &Path,
+    exclude: &[String],
+    recursive: bool,
+) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = walk(root, sub, exclude, (!recursive).then_some(1))?
+        .into_iter()
+        .filter(|(p, dir)| !dir && (is_source(p) || is_header(p)))
+        .map(|(p, _)| p)
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The direct entries of directory `sub` (relative to `root`) that a walk
+/// from `root` would admit (ignore files, hidden names and the configured
+/// excludes applied), as relative paths with whether each is a directory.
+pub fn list_dir(root: &Path, sub: &Path, exclude: &[String]) -> Result<Vec<(PathBuf, bool)>> {
+    walk(root, sub, exclude, Some(1))
+}
+
+/// The entries below `root/sub` (not `sub` itself) that a walk from `root`
+/// admits, to `max_depth` levels.
+fn walk(
+    root: &Path,
+    sub: &Path,
+    exclude: &[String],
+    max_depth: Option<usize>,
+) -> Result<Vec<(PathBuf, bool)>> {
+    let start = root.join(sub);
+    if !start.is_dir() {
+        return Ok(Vec::new());
+    }
     let mut overrides = ignore::overrides::OverrideBuilder::new(root);
     for pat in exclude {
         overrides
@@ -42,10 +85,12 @@ pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
     }
     // Never index our own database directory.
     overrides.add("!.cudalog/")?;
-    let walker = ignore::WalkBuilder::new(root)
+    let walker = ignore::WalkBuilder::new(&start)
         .overrides(overrides.build()?)
         .hidden(true)
+        .parents(true)
         .require_git(false)
+        .max_depth(max_depth)
         .build();
     let mut out = Vec::new();
     for entry in walker {
@@ -56,18 +101,19 @@ pub fn discover(root: &Path, exclude: &[String]) -> Result<Vec<PathBuf>> {
                 continue;
             }
         };
-        if !entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+        if entry.depth() == 0 {
             continue;
         }
-        let p = entry.path();
-        if !(is_source(p) || is_header(p)) {
+        let Some(t) = entry.file_type() else {
+            continue;
+        };
+        if !(t.is_file() || t.is_dir()) {
             continue;
         }
-        if let Ok(rel) = p.strip_prefix(root) {
-            out.push(rel.to_path_buf());
+        if let Ok(rel) = entry.path().strip_prefix(root) {
+            out.push((rel.to_path_buf(), t.is_dir()));
         }
     }
-    out.sort();
     Ok(out)
 }
 
@@ -109,17 +155,67 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     }
 }
 
-/// Relative path as stored (forward slashes).
+/// Relative path as stored (forward slashes), losslessly: a component
+/// that is valid UTF-8 without a backslash is kept as it is; any other has
+/// its backslashes doubled and each byte that is not valid UTF-8 written
+/// `\xHH`. Different paths never give the same text (only escaped
+/// components contain a backslash, and escapes decode unambiguously).
 pub fn display_path(rel: &Path) -> String {
     rel.components()
-        .map(|c| c.as_os_str().to_string_lossy())
+        .map(|c| escape_component(c.as_os_str()))
         .collect::<Vec<_>>()
         .join("/")
+}
+
+fn escape_component(c: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    let bytes = std::os::unix::ffi::OsStrExt::as_bytes(c).to_vec();
+    #[cfg(not(unix))]
+    let bytes = c.to_string_lossy().into_owned().into_bytes();
+    match std::str::from_utf8(&bytes) {
+        Ok(s) if !s.contains('\\') => s.to_string(),
+        _ => {
+            let mut out = String::new();
+            let mut rest: &[u8] = &bytes;
+            while !rest.is_empty() {
+                match std::str::from_utf8(rest) {
+                    Ok(s) => {
+                        out.push_str(&s.replace('\\', "\\\\"));
+                        break;
+                    }
+                    Err(e) => {
+                        let (good, bad) = rest.split_at(e.valid_up_to());
+                        let good = std::str::from_utf8(good).unwrap_or_default();
+                        out.push_str(&good.replace('\\', "\\\\"));
+                        let n = e.error_len().unwrap_or(bad.len()).max(1);
+                        for b in &bad[..n] {
+                            out.push_str(&format!("\\x{b:02X}"));
+                        }
+                        rest = &bad[n..];
+                    }
+                }
+            }
+            out
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_are_stored_losslessly() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = |b: &[u8]| display_path(Path::new(std::ffi::OsStr::from_bytes(b)));
+        assert_eq!(p(b"src/a.cu"), "src/a.cu");
+        assert_eq!(p(b"x\xff.cu"), "x\\xFF.cu");
+        assert_ne!(p(b"x\xff.cu"), p(b"x\xfe.cu"));
+        // A name that literally reads like an escape stays distinct.
+        assert_eq!(p(b"x\\xFF.cu"), "x\\\\xFF.cu");
+        assert_ne!(p(b"x\\xFF.cu"), p(b"x\xff.cu"));
+    }
 
     #[test]
     fn decodes_utf8_bom_and_latin1() {
