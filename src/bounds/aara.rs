@@ -27,6 +27,7 @@
 //! minimises the entry potential at typical sizes (higher degrees weigh
 //! more). Infeasible means no bound; a deadline makes it a timeout.
 
+use super::expr::Bx;
 use super::poly::{AtomId, AtomKind, Atoms, Poly};
 use super::program::{LoopNode, Node};
 use crate::facts::loops::StepOp;
@@ -1062,4 +1063,227 @@ fn round_up(x: f64) -> (i64, i64) {
         }
     }
     ((x * 1000.0).ceil() as i64, 1000)
+}
+
+impl Base {
+    /// The base function as a bound expression (`None` when it mentions an
+    /// atom a bound may not name).
+    pub fn to_bx(&self, atoms: &Atoms) -> Option<Bx> {
+        let log_k = |k: i64| -> Bx {
+            if k > 0 && (k as u64).is_power_of_two() {
+                Bx::Int(i64::from(k.trailing_zeros()))
+            } else {
+                Bx::Log2(Box::new(Bx::Int(k)))
+            }
+        };
+        Some(match self {
+            Base::Interval { d, k } => {
+                let d = Bx::pos(d.to_bx(atoms)?);
+                if *k == 1 {
+                    d
+                } else {
+                    Bx::Ceil(Box::new(Bx::div(d, Bx::Int(*k)))).simplify()
+                }
+            }
+            // ceil(log_k(hi / x)) when hi > x ≥ 1, else 0.
+            Base::LogUp { x, hi, k } => {
+                let diff = Bx::Sub(
+                    Box::new(Bx::Log2(Box::new(hi.to_bx(atoms)?))),
+                    Box::new(Bx::Log2(Box::new(x.to_bx(atoms)?))),
+                );
+                Bx::Ceil(Box::new(Bx::div(Bx::pos(diff.simplify()), log_k(*k)))).simplify()
+            }
+            // floor(log_k(x)) + 1 divisions take x ≥ 1 to zero (and at
+            // most 1 when x ≤ 0, as log2 of a non-positive value is 0).
+            Base::LogDown { x, k } => Bx::add(
+                Bx::Floor(Box::new(Bx::div(
+                    Bx::Log2(Box::new(x.to_bx(atoms)?)),
+                    log_k(*k),
+                )))
+                .simplify(),
+                Bx::Int(1),
+            ),
+            Base::Atom(a) => atoms.to_bx(*a)?,
+        })
+    }
+}
+
+impl Solution {
+    /// The bound `Σ coef · Π bases` as an expression (`None` when a base
+    /// mentions an atom a bound may not name).
+    pub fn to_bx(&self, atoms: &Atoms) -> Option<Bx> {
+        let mut parts = Vec::new();
+        for ((num, den), bases) in &self.terms {
+            let mut f = vec![Bx::Int(*num)];
+            for b in bases {
+                f.push(b.to_bx(atoms)?);
+            }
+            let t = Bx::Mul(f).simplify();
+            parts.push(if *den == 1 {
+                t
+            } else {
+                Bx::div(t, Bx::Int(*den))
+            });
+        }
+        Some(Bx::Add(parts).simplify())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The LP carries weight: bounds that a product of trip counts cannot
+    //! give (triangular nests, counters shared by loops, amortised inner
+    //! loops), checked against the exact counts.
+    use super::*;
+    use crate::bounds::poly::AtomKind;
+    use std::time::Duration;
+
+    const STEPS: usize = 3;
+
+    struct P {
+        atoms: Atoms,
+        n: AtomId,
+    }
+
+    impl P {
+        fn new() -> P {
+            let mut atoms = Atoms::default();
+            let n = atoms.intern(AtomKind::Param("n".into()));
+            P { atoms, n }
+        }
+        fn var(&mut self, i: u32) -> AtomId {
+            self.atoms.intern(AtomKind::Var(i))
+        }
+        /// `n - v`.
+        fn left(&self, v: AtomId) -> Poly {
+            Poly::atom(self.n).sub(&Poly::atom(v)).unwrap()
+        }
+        fn solve(&self, prog: &Node) -> Bx {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let s = Aara::solve(&self.atoms, prog, STEPS, deadline, &|_| 100.0).expect("a bound");
+            s.to_bx(&self.atoms).expect("renderable")
+        }
+    }
+
+    fn while_loop(guard: Poly, body: Node, step: Node) -> Node {
+        Node::Loop(Box::new(LoopNode {
+            test: [0, 0, 0, 0].map(Poly::constant),
+            guard: Some(guard),
+            body,
+            step,
+            body_first: false,
+            line: 1,
+            reason: None,
+        }))
+    }
+
+    fn at(b: &Bx, n: i64) -> f64 {
+        b.eval(&BTreeMap::from([("n".to_string(), n as f64)]))
+            .unwrap()
+    }
+
+    #[test]
+    fn triangular_nest_is_half_a_square() {
+        // for (i = 0; i < n; i++) for (j = i; j < n; j++) tick;
+        let mut p = P::new();
+        let (i, j) = (p.var(0), p.var(1));
+        let inner = while_loop(p.left(j), Node::tick([0, 0, 0, 1]), Node::Shift(j, 1));
+        let outer = while_loop(
+            p.left(i),
+            Node::seq(vec![Node::Assign(j, Poly::atom(i)), inner]),
+            Node::Shift(i, 1),
+        );
+        let prog = Node::seq(vec![Node::Assign(i, Poly::constant(0)), outer]);
+        let b = p.solve(&prog);
+        for n in [0, 1, 2, 7, 50, 300] {
+            let exact = (n * (n + 1) / 2) as f64;
+            let v = at(&b, n);
+            assert!(v >= exact, "{b} at n={n}: {v} < {exact}");
+        }
+        // A product of trip counts gives n²; the LP finds about n²/2.
+        let v = at(&b, 300);
+        assert!(v <= 0.55 * 300.0 * 300.0, "{b} at n=300: {v}");
+    }
+
+    #[test]
+    fn two_loops_sharing_a_counter_cost_n_not_2n() {
+        // i = 0; while (i < n) { tick; i++ } while (i < n) { tick; i++ }
+        let mut p = P::new();
+        let i = p.var(0);
+        let l = || while_loop(p.left(i), Node::tick([0, 0, 0, 1]), Node::Shift(i, 1));
+        let prog = Node::seq(vec![Node::Assign(i, Poly::constant(0)), l(), l()]);
+        let b = p.solve(&prog);
+        for n in [0, 1, 5, 1000] {
+            let v = at(&b, n);
+            assert!(v >= n as f64, "{b} at {n}");
+            assert!(v <= n as f64 + 1.0, "{b} at {n}: not amortised");
+        }
+    }
+
+    #[test]
+    fn amortised_inner_loop_is_linear() {
+        // j = 0; for (i = 0; i < n; i++) { tick; while (j < n) { if (?) break; tick; j++ } }
+        let mut p = P::new();
+        let (i, j) = (p.var(0), p.var(1));
+        let inner = while_loop(
+            p.left(j),
+            Node::Choice(vec![Node::Break, Node::tick([0, 0, 0, 1])]),
+            Node::Shift(j, 1),
+        );
+        let outer = while_loop(
+            p.left(i),
+            Node::seq(vec![Node::tick([0, 0, 0, 1]), inner]),
+            Node::Shift(i, 1),
+        );
+        let prog = Node::seq(vec![
+            Node::Assign(i, Poly::constant(0)),
+            Node::Assign(j, Poly::constant(0)),
+            outer,
+        ]);
+        let b = p.solve(&prog);
+        for n in [0, 1, 10, 1000] {
+            let v = at(&b, n);
+            assert!(v >= 2.0 * n as f64, "{b} at {n}");
+            assert!(v <= 2.0 * n as f64 + 2.0, "{b} at {n}: quadratic");
+        }
+    }
+
+    #[test]
+    fn geometric_loop_is_logarithmic() {
+        // for (s = n; s > 0; s >>= 1) tick;
+        let mut p = P::new();
+        let s = p.var(0);
+        let l = while_loop(
+            Poly::atom(s),
+            Node::tick([0, 0, 0, 1]),
+            Node::Scale(s, StepOp::Shr, 1),
+        );
+        let prog = Node::seq(vec![Node::Assign(s, Poly::atom(p.n)), l]);
+        let b = p.solve(&prog);
+        for n in [1i64, 2, 3, 64, 1000, 1 << 20] {
+            let exact = (64 - n.leading_zeros()) as f64;
+            let v = at(&b, n);
+            assert!(v >= exact, "{b} at {n}: {v} < {exact}");
+            assert!(v <= exact + 2.0, "{b} at {n}: {v} ≫ {exact}");
+        }
+    }
+
+    #[test]
+    fn a_loop_without_a_decreasing_counter_has_no_bound() {
+        let mut p = P::new();
+        let i = p.var(0);
+        let l = while_loop(p.left(i), Node::tick([0, 0, 0, 1]), Node::Havoc(i));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let r = Aara::solve(&p.atoms, &l, STEPS, deadline, &|_| 100.0);
+        assert!(matches!(r, Err(Failure::NoBound(_))), "{r:?}");
+    }
+
+    #[test]
+    fn a_past_deadline_is_a_timeout_not_a_hang() {
+        let mut p = P::new();
+        let i = p.var(0);
+        let l = while_loop(p.left(i), Node::tick([0, 0, 0, 1]), Node::Shift(i, 1));
+        let r = Aara::solve(&p.atoms, &l, STEPS, Instant::now(), &|_| 100.0);
+        assert_eq!(r, Err(Failure::Timeout));
+    }
 }
