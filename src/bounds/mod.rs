@@ -51,3 +51,6 @@ impl Metric {
         }
     }
 }
+
+#[cfg(test)]
+mod sim_tests;
