@@ -1,5 +1,7 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
+pub mod bounds;
+
 use crate::check::Severity;
 use crate::config::Config;
 use crate::index::index_and_keep;
@@ -76,6 +78,9 @@ pub enum Command {
         #[arg(long, default_value_t = 100)]
         debounce_ms: u64,
     },
+    /// Run one kernel under the lock-step cost semantics and count sectors,
+    /// bank conflicts, divergent warps and steps.
+    Simulate(bounds::SimulateArgs),
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -251,6 +256,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             )?;
             Ok(0)
         }
+        Command::Simulate(args) => bounds::run_simulate(args),
         Command::Query { sql, db, format } => {
             let db_path = match db {
                 Some(p) => p,

@@ -184,3 +184,16 @@ mod tests {
         );
     }
 }
+
+impl From<&crate::config::CostConfig> for CostModel {
+    /// The model of a `[cost]` table (check it with [`CostModel::validate`]).
+    fn from(c: &crate::config::CostConfig) -> Self {
+        CostModel {
+            warp: c.warp,
+            sector_bytes: c.sector_bytes,
+            line_bytes: c.line_bytes,
+            banks: c.banks,
+            bank_bytes: c.bank_bytes,
+        }
+    }
+}
