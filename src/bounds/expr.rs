@@ -47,6 +47,7 @@ pub enum EvalError {
     DivZero,
 }
 
+#[allow(clippy::should_implement_trait)] // constructors that simplify, not operators
 impl Bx {
     /// `a + b`, simplified.
     pub fn add(a: Bx, b: Bx) -> Bx {

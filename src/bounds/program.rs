@@ -107,6 +107,7 @@ impl Node {
     }
 
     /// Variables assigned anywhere inside.
+    #[allow(clippy::collapsible_match)]
     pub fn assigned(&self, out: &mut Vec<AtomId>) {
         match self {
             Node::Assign(v, _) | Node::Shift(v, _) | Node::Scale(v, ..) | Node::Havoc(v) => {

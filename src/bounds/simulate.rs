@@ -23,6 +23,8 @@
 //! evaluated. A step budget turns a launch too big to simulate into an
 //! error instead of a hang.
 
+#![allow(clippy::needless_range_loop, clippy::manual_map)]
+
 use super::steps;
 use crate::facts::cost::CostModel;
 use crate::ir::{

@@ -76,7 +76,7 @@ impl CostModel {
             self.line_bytes,
             self.line_bytes >= self.sector_bytes
                 && self.line_bytes <= 65536
-                && self.line_bytes % self.sector_bytes == 0,
+                && self.line_bytes.is_multiple_of(self.sector_bytes),
             "must be a multiple of sector_bytes (at most 65536)",
         )?;
         check(
@@ -147,6 +147,19 @@ fn distinct_units<I: IntoIterator<Item = (i64, i64)>>(ranges: I, unit: i64) -> u
     set.len() as u32
 }
 
+impl From<&crate::config::CostConfig> for CostModel {
+    /// The model of a `[cost]` table (check it with [`CostModel::validate`]).
+    fn from(c: &crate::config::CostConfig) -> Self {
+        CostModel {
+            warp: c.warp,
+            sector_bytes: c.sector_bytes,
+            line_bytes: c.line_bytes,
+            banks: c.banks,
+            bank_bytes: c.bank_bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,18 +195,5 @@ mod tests {
             .validate()
             .is_err()
         );
-    }
-}
-
-impl From<&crate::config::CostConfig> for CostModel {
-    /// The model of a `[cost]` table (check it with [`CostModel::validate`]).
-    fn from(c: &crate::config::CostConfig) -> Self {
-        CostModel {
-            warp: c.warp,
-            sector_bytes: c.sector_bytes,
-            line_bytes: c.line_bytes,
-            banks: c.banks,
-            bank_bytes: c.bank_bytes,
-        }
     }
 }
