@@ -20,7 +20,11 @@ fn naive_transpose_sectors_by_hand() {
         .arg(example())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["whole_launch"]["sectors"], 4608);
     assert_eq!(v["max_per_warp"]["sectors"], 144);
