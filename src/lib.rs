@@ -6,6 +6,7 @@
 //! SQLite, [`index`] drives a run, [`cli`] is the command line.
 #![warn(missing_docs)]
 
+pub mod bounds;
 pub mod check;
 pub mod cli;
 pub mod config;

@@ -1,5 +1,6 @@
 //! Command-line interface (clap). Thin: parses arguments and calls the library.
 
+pub mod bounds;
 mod rules;
 
 use crate::check::Severity;
@@ -78,6 +79,9 @@ pub enum Command {
         #[arg(long, default_value_t = 100)]
         debounce_ms: u64,
     },
+    /// Run one kernel under the lock-step cost semantics and count sectors,
+    /// bank conflicts, divergent warps and steps.
+    Simulate(bounds::SimulateArgs),
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -283,6 +287,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             )?;
             Ok(0)
         }
+        Command::Simulate(args) => bounds::run_simulate(args),
         Command::Query {
             sql,
             db,

@@ -147,6 +147,19 @@ fn distinct_units<I: IntoIterator<Item = (i64, i64)>>(ranges: I, unit: i64) -> u
     set.len() as u32
 }
 
+impl From<&crate::config::CostConfig> for CostModel {
+    /// The model of a `[cost]` table (check it with [`CostModel::validate`]).
+    fn from(c: &crate::config::CostConfig) -> Self {
+        CostModel {
+            warp: c.warp,
+            sector_bytes: c.sector_bytes,
+            line_bytes: c.line_bytes,
+            banks: c.banks,
+            bank_bytes: c.bank_bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
