@@ -120,6 +120,15 @@ pub struct Exec<'a> {
     /// The invariant value each program variable was last assigned, while
     /// it has not changed since.
     assigned_value: HashMap<AtomId, Poly>,
+    /// Inside an unrolled loop: tracked variables keep constant values.
+    keep_consts: usize,
+    /// Setting the head form of a loop (always the variable's atom).
+    forcing: bool,
+    /// Iterations left for unrolling loops with constant trip counts.
+    unroll_budget: usize,
+    /// Lanes known to be active (all lanes unless concrete lanes decided a
+    /// branch).
+    mask: Vec<bool>,
 }
 
 fn d_index(d: Dim) -> usize {
@@ -166,6 +175,15 @@ impl<'a> Exec<'a> {
             sym_steps: None,
             upper: HashMap::new(),
             assigned_value: HashMap::new(),
+            keep_consts: 0,
+            forcing: false,
+            unroll_budget: 2048,
+            mask: Vec::new(),
+        };
+        let n = x.n();
+        x.mask = match &x.lanes {
+            Lanes::Concrete(t) => (0..n).map(|l| l < t.len()).collect(),
+            Lanes::Symbolic => vec![true; n],
         };
         for p in &f.params {
             let var = f.var(*p);
@@ -256,6 +274,7 @@ impl<'a> Exec<'a> {
                 return;
             }
         };
+        let konst = (root.is_none() && iv.base.as_const().is_some()).then(|| iv.clone());
         let wrap = |iv: IntVal| match &root {
             Some(r) => Val::Ptr(r.clone(), iv),
             None => Val::Int(iv),
@@ -296,6 +315,12 @@ impl<'a> Exec<'a> {
             self.emit_update(n, a);
         }
         self.env[i] = wrap(IntVal { base: me, offs });
+        if self.keep_consts > 0
+            && !self.forcing
+            && let Some(c) = konst
+        {
+            self.env[i] = Val::Int(c);
+        }
     }
 
     fn env_is_atom(&self, v: VarId, a: AtomId) -> bool {
@@ -493,18 +518,59 @@ impl<'a> Exec<'a> {
             return;
         }
         let uniform = c.is_uniform();
+        // Concrete per-lane truth values split the active lanes exactly.
+        let split = match &c {
+            Val::Int(iv) if !uniform => iv.concrete(self.n()).map(|v| {
+                let t: Vec<bool> = self
+                    .mask
+                    .iter()
+                    .zip(&v)
+                    .map(|(m, x)| *m && *x != 0)
+                    .collect();
+                let f: Vec<bool> = self
+                    .mask
+                    .iter()
+                    .zip(&v)
+                    .map(|(m, x)| *m && *x == 0)
+                    .collect();
+                (t, f)
+            }),
+            _ => None,
+        };
+        if let Some((t, f)) = &split {
+            let (any_t, any_f) = (t.iter().any(|x| *x), f.iter().any(|x| *x));
+            if !any_t || !any_f {
+                let saved =
+                    std::mem::replace(&mut self.mask, if any_t { t.clone() } else { f.clone() });
+                if any_t {
+                    self.stmt(then);
+                } else if let Some(e) = els {
+                    self.stmt(e);
+                }
+                self.mask = saved;
+                return;
+            }
+        }
         let before = self.env.clone();
         if !uniform {
             self.pay(DIVWARPS, 1);
             self.div_depth += 1;
         }
+        let saved_mask = self.mask.clone();
+        if let Some((t, _)) = &split {
+            self.mask = t.clone();
+        }
         let (tn, _) = self.sub(|x| x.stmt(then));
         let env_t = std::mem::replace(&mut self.env, before.clone());
+        if let Some((_, f)) = &split {
+            self.mask = f.clone();
+        }
         let (en, _) = self.sub(|x| {
             if let Some(e) = els {
                 x.stmt(e)
             }
         });
+        self.mask = saved_mask;
         let env_e = std::mem::take(&mut self.env);
         if uniform {
             self.emit(Node::Choice(vec![tn, en]));
@@ -550,6 +616,13 @@ impl<'a> Exec<'a> {
         let entry_assigned = self.assigned_value.clone();
         self.flush();
         let entry_out = self.out.len();
+        if let Some(c) = cond
+            && self.unroll_budget > 0
+            && !has_jumps(self.f, body)
+            && self.try_unroll(c, step, body, body_first, &assigned, entry_out)
+        {
+            return;
+        }
         for _round in 0..=assigned.len() + 1 {
             self.env = entry_env.clone();
             self.out.truncate(entry_out);
@@ -567,7 +640,9 @@ impl<'a> Exec<'a> {
                     continue;
                 }
                 let cur = self.env[i].clone();
+                self.forcing = true;
                 self.set_var(VarId(*v), cur);
+                self.forcing = false;
             }
             let head = self.env.clone();
             self.frames.push(Frame {
@@ -723,6 +798,70 @@ impl<'a> Exec<'a> {
             line,
             reason: Some("the loop's variables have no stable shape".into()),
         })));
+    }
+
+    /// Run a loop whose test is a known constant on every iteration (its
+    /// variables start and move by constants) iteration by iteration: exact
+    /// per-iteration costs (`sdata[2 * s * tid]` at `s = 1, 2, 4, …`).
+    /// Gives up (leaving no trace) when a test is not constant or the
+    /// iteration budget runs out.
+    fn try_unroll(
+        &mut self,
+        cond: ExprId,
+        step: Option<ExprId>,
+        body: StmtId,
+        body_first: bool,
+        assigned: &BTreeSet<u32>,
+        entry_out: usize,
+    ) -> bool {
+        let saved_env = self.env.clone();
+        let saved_assigned = self.assigned_value.clone();
+        let saved_budget = self.unroll_budget;
+        for v in assigned {
+            let i = *v as usize;
+            if !self.tracked[i] {
+                continue;
+            }
+            let a = self.var_atom(VarId(*v));
+            if self.env_is_atom(VarId(*v), a)
+                && let Some(c) = self.assigned_value.get(&a).and_then(Poly::as_const)
+            {
+                self.env[i] = Val::int(c);
+            }
+        }
+        self.keep_consts += 1;
+        let mut ok = false;
+        let mut first = true;
+        while self.unroll_budget > 0 {
+            self.unroll_budget -= 1;
+            if !(body_first && first) {
+                let c = self.expr(cond);
+                self.pay(STEPS, steps::TEST as i64);
+                match as_const_truth(&c) {
+                    Some(true) => {}
+                    Some(false) => {
+                        ok = true;
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            first = false;
+            self.stmt(body);
+            if let Some(st) = step {
+                self.expr(st);
+            }
+        }
+        self.keep_consts -= 1;
+        if !ok {
+            self.env = saved_env;
+            self.assigned_value = saved_assigned;
+            self.unroll_budget = saved_budget.saturating_sub(64).min(saved_budget);
+            self.out.truncate(entry_out);
+            self.pending = [0; 4];
+            return false;
+        }
+        true
     }
 
     /// `i += S` in a `for` step with `S` a positive invariant polynomial and
@@ -1592,6 +1731,15 @@ impl Exec<'_> {
         }
     }
 
+    /// The offsets of the active lanes.
+    fn active(&self, offs: Vec<i64>) -> Vec<i64> {
+        offs.into_iter()
+            .zip(&self.mask)
+            .filter(|(_, m)| **m)
+            .map(|(o, _)| o)
+            .collect()
+    }
+
     fn elem_bytes_of(&self, root: ExprId) -> Option<u64> {
         match &self.f.expr(root).kind {
             ExprKind::Var(v) => self.f.var(*v).ty.innermost().bytes(),
@@ -1620,7 +1768,7 @@ impl Exec<'_> {
             None => (MemSpace::Local, 4, true),
         };
         let cm = self.cost;
-        let n = self.n() as i64;
+        let n = self.mask.iter().filter(|m| **m).count() as i64;
         let wb = match self.lanes {
             Lanes::Symbolic => self.atoms.get(&AtomKind::WarpBase(0)),
             Lanes::Concrete(_) => None,
@@ -1629,9 +1777,12 @@ impl Exec<'_> {
         match space {
             MemSpace::Global => {
                 let s = match lane_offsets(addr, self.n(), wb, warp) {
-                    Some((offs, g)) => worst_alignment(&offs, g, cm.sector_bytes as i64, |r| {
-                        cm.sectors(offs.iter().map(|o| (o + r, bytes)))
-                    }),
+                    Some((offs, g)) => {
+                        let offs = self.active(offs);
+                        worst_alignment(&offs, g, cm.sector_bytes as i64, |r| {
+                            cm.sectors(offs.iter().map(|o| (o + r, bytes)))
+                        })
+                    }
                     None => n * per_lane_units(bytes, cm.sector_bytes as i64, aligned),
                 };
                 self.pay(SECTORS, s);
@@ -1640,9 +1791,12 @@ impl Exec<'_> {
             MemSpace::Shared => {
                 let period = i64::from(cm.banks) * i64::from(cm.bank_bytes);
                 let d = match lane_offsets(addr, self.n(), wb, warp) {
-                    Some((offs, g)) => worst_alignment(&offs, g, period, |r| {
-                        cm.bank_wavefronts(offs.iter().map(|o| (o + r, bytes))).0
-                    }),
+                    Some((offs, g)) => {
+                        let offs = self.active(offs);
+                        worst_alignment(&offs, g, period, |r| {
+                            cm.bank_wavefronts(offs.iter().map(|o| (o + r, bytes))).0
+                        })
+                    }
                     None => n * per_lane_units(bytes, i64::from(cm.bank_bytes), aligned),
                 };
                 self.pay(CONFLICTS, (d - 1).max(0));
@@ -1749,6 +1903,19 @@ impl NormalizeLanes for Val {
     fn normalize_lanes(self, _n: usize) -> Val {
         self
     }
+}
+
+/// Whether a statement contains `break`, `continue`, `return` or anything
+/// unmodelled (an unrolled loop runs its body whole).
+fn has_jumps(f: &Function, s: StmtId) -> bool {
+    matches!(
+        f.stmt(s).kind,
+        StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Opaque(_)
+            | StmtKind::Switch { .. }
+    ) || f.child_stmts(s).into_iter().any(|c| has_jumps(f, c))
 }
 
 /// Every variable assigned (or declared with a value) inside a loop.

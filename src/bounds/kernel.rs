@@ -114,7 +114,7 @@ pub fn kernel_bounds(
     // warps do not start a row of threadIdx.x.
     let mut assumption = None;
     let layouts: Vec<Lanes> = match shape.block {
-        Some(b) if !(b[0] as usize).is_multiple_of(warp) && (b[1] > 1 || b[2] > 1) => {
+        Some(b) => {
             let threads = (b[0] * b[1] * b[2]) as usize;
             (0..threads.div_ceil(warp))
                 .map(|w| {
@@ -130,7 +130,6 @@ pub fn kernel_bounds(
                 })
                 .collect()
         }
-        Some(_) => vec![Lanes::Symbolic],
         None => {
             assumption = Some(format!(
                 "assumes a 1-D block or blockDim.x a multiple of {warp}"
@@ -179,15 +178,31 @@ pub fn kernel_bounds(
                     .filter_map(|r| r.as_ref().ok().map(|x| x.0.clone()))
                     .collect();
                 let ms: f64 = rs.iter().filter_map(|r| r.as_ref().ok().map(|x| x.1)).sum();
+                let whole = if exprs.len() > 1 {
+                    // Every warp of a known block: their sum, per block.
+                    Some(
+                        Bx::Mul(vec![Bx::Add(exprs.clone()).simplify(), grid_product(shape)])
+                            .simplify(),
+                    )
+                } else {
+                    None
+                };
                 (
-                    Some(Bx::Max(exprs).simplify()),
+                    Some((Bx::Max(exprs).simplify(), whole)),
                     Status::Ok,
                     assumption.clone(),
                     ms,
                 )
             }
         };
-        let whole = expr.as_ref().map(|e| whole_launch(e, shape, warp));
+        let (expr, whole) = match expr {
+            Some((e, Some(w))) => (Some(e), Some(w)),
+            Some((e, None)) => {
+                let w = whole_launch(&e, shape, warp);
+                (Some(e), Some(w))
+            }
+            None => (None, None),
+        };
         bounds.push(MetricBound {
             metric: *metric,
             scope: Scope::PerWarp,
@@ -209,6 +224,20 @@ pub fn kernel_bounds(
         bounds,
         ms: start.elapsed().as_secs_f64() * 1000.0,
     }
+}
+
+/// `gridDim.x * gridDim.y * gridDim.z` (numbers when the grid is known).
+fn grid_product(shape: &Shape) -> Bx {
+    const D: [&str; 3] = ["x", "y", "z"];
+    Bx::Mul(
+        (0..3)
+            .map(|d| match shape.grid {
+                Some(g) => Bx::Int(i64::from(g[d])),
+                None => Bx::Name(format!("gridDim.{}", D[d])),
+            })
+            .collect(),
+    )
+    .simplify()
 }
 
 /// `per_warp × ceil(threads per block / warp) × blocks`.
