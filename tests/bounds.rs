@@ -67,7 +67,7 @@ fn case_strategy() -> impl Strategy<Value = Case> {
 
 /// Whether the symbolic lane layout's assumption holds for `b`.
 fn symbolic_ok(b: [u32; 3]) -> bool {
-    b[0] % 32 == 0 || (b[1] == 1 && b[2] == 1)
+    b[0].is_multiple_of(32) || (b[1] == 1 && b[2] == 1)
 }
 
 /// Check every bound of `f` against one simulated launch.

@@ -154,7 +154,7 @@ impl<'a> Exec<'a> {
             acc.entry(a.expr).or_default().push(i);
         }
         let mut tracked = vec![false; f.vars.len()];
-        mark_tracked(f, body, false, &mut tracked);
+        mark_tracked(f, body, &mut tracked);
         let mut x = Exec {
             f,
             cost,
@@ -1919,7 +1919,7 @@ fn has_jumps(f: &Function, s: StmtId) -> bool {
 }
 
 /// Every variable assigned (or declared with a value) inside a loop.
-fn mark_tracked(f: &Function, s: StmtId, in_loop: bool, out: &mut [bool]) {
+fn mark_tracked(f: &Function, s: StmtId, out: &mut [bool]) {
     match &f.stmt(s).kind {
         StmtKind::For {
             init,
@@ -1928,7 +1928,7 @@ fn mark_tracked(f: &Function, s: StmtId, in_loop: bool, out: &mut [bool]) {
             body,
         } => {
             if let Some(i) = init {
-                mark_tracked(f, *i, in_loop, out);
+                mark_tracked(f, *i, out);
             }
             let mut set = BTreeSet::new();
             assigned_in_stmt(f, *body, &mut set);
@@ -1941,7 +1941,7 @@ fn mark_tracked(f: &Function, s: StmtId, in_loop: bool, out: &mut [bool]) {
             for v in set {
                 out[v as usize] = true;
             }
-            mark_tracked(f, *body, true, out);
+            mark_tracked(f, *body, out);
         }
         StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
             let mut set = BTreeSet::new();
@@ -1950,11 +1950,11 @@ fn mark_tracked(f: &Function, s: StmtId, in_loop: bool, out: &mut [bool]) {
             for v in set {
                 out[v as usize] = true;
             }
-            mark_tracked(f, *body, true, out);
+            mark_tracked(f, *body, out);
         }
         _ => {
             for c in f.child_stmts(s) {
-                mark_tracked(f, c, in_loop, out);
+                mark_tracked(f, c, out);
             }
         }
     }

@@ -342,6 +342,9 @@ pub struct BoundsArgs {
     /// Time limit per kernel in milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub timeout_ms: u64,
+    /// Add each kernel's analysis time (`ms`) to the JSON records.
+    #[arg(long)]
+    pub timing: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimFormat::Table)]
     pub format: SimFormat,
@@ -368,6 +371,9 @@ pub struct BoundRecord {
     /// value was given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<serde_json::Value>,
+    /// Milliseconds to bound the kernel (all metrics; with `--timing`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
 }
 
 /// The bounds of every kernel (the records `cudalog bounds` prints).
@@ -381,13 +387,14 @@ pub fn bound_records(args: &BoundsArgs) -> Result<Vec<BoundRecord>> {
     let config = Config::load(&root)?;
     let cost = CostModel::from(&config.cost);
     cost.validate()?;
-    let (file_filter, name) = match args.kernel.as_deref().map(|k| match k.rsplit_once(':') {
-        Some((f, n)) if !f.is_empty() && !f.ends_with(':') => (Some(f), Some(n)),
-        _ => (None, Some(k)),
-    }) {
-        Some(x) => x,
-        None => (None, None),
-    };
+    let (file_filter, name) = args
+        .kernel
+        .as_deref()
+        .map(|k| match k.rsplit_once(':') {
+            Some((f, n)) if !f.is_empty() && !f.ends_with(':') => (Some(f), Some(n)),
+            _ => (None, Some(k)),
+        })
+        .unwrap_or_default();
     let kernels = kernels_ir(&root, &config, file_filter, name)?;
     if kernels.is_empty() {
         match name {
@@ -425,7 +432,9 @@ pub fn bound_records(args: &BoundsArgs) -> Result<Vec<BoundRecord>> {
             crate::facts::LaunchDims::default(),
             &Default::default(),
         );
+        let t0 = std::time::Instant::now();
         let kb = kernel_bounds(&f, &analysis, &cost, &shape, &limits);
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
         for b in kb.bounds {
             let value = if evaluate {
                 Some(match &b.expr {
@@ -447,6 +456,7 @@ pub fn bound_records(args: &BoundsArgs) -> Result<Vec<BoundRecord>> {
                 status: b.status.as_str(),
                 reason: b.reason,
                 value,
+                ms: args.timing.then_some(ms),
             });
         }
     }

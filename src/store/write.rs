@@ -209,7 +209,9 @@ impl<'a> StoreTx<'a> {
     }
 
     /// Replace a function's derived facts and findings. `findings` are
-    /// placed (absolute lines, file set).
+    /// placed (absolute lines, file set); `bounds` are the kernel's
+    /// `bounds` rows.
+    #[allow(clippy::too_many_arguments)]
     pub fn write_results(
         &self,
         fid: i64,
