@@ -7,12 +7,16 @@
 //! - [`poly`]: uniform integer polynomials over atoms;
 //! - [`value`]: per-lane values of the symbolic warp execution;
 //! - [`program`]: cost programs (what the LP stage reads);
+//! - [`exec`]: the symbolic warp execution that builds a kernel's cost program;
+//! - [`kernel`]: per-kernel bounds (`kernel_bounds`), per warp and whole launch;
 //! - [`aara`]: the LP stage (potentials found with good_lp/microlp);
 //! - [`steps`]: the step costs shared by the simulator and the analysis;
 //! - [`simulate`]: the lock-step simulator.
 
 pub mod aara;
+pub mod exec;
 pub mod expr;
+pub mod kernel;
 pub mod poly;
 pub mod program;
 pub mod simulate;
@@ -52,5 +56,7 @@ impl Metric {
     }
 }
 
+#[cfg(test)]
+mod bound_tests;
 #[cfg(test)]
 mod sim_tests;

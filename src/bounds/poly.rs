@@ -59,6 +59,10 @@ impl Atoms {
         self.ids.insert(k, id);
         id
     }
+    /// The id of an atom already interned.
+    pub fn get(&self, k: &AtomKind) -> Option<AtomId> {
+        self.ids.get(k).copied()
+    }
     /// The kind of atom `id`.
     pub fn kind(&self, id: AtomId) -> &AtomKind {
         &self.kinds[id as usize]

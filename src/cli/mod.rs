@@ -82,6 +82,9 @@ pub enum Command {
     /// Run one kernel under the lock-step cost semantics and count sectors,
     /// bank conflicts, divergent warps and steps.
     Simulate(bounds::SimulateArgs),
+    /// Symbolic upper bounds of sectors, bank conflicts, divergent warps and
+    /// steps per kernel (per warp and for the whole launch).
+    Bounds(bounds::BoundsArgs),
     /// Run a read-only SQL query against the fact database.
     Query {
         /// The SQL statement.
@@ -288,6 +291,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
         Command::Simulate(args) => bounds::run_simulate(args),
+        Command::Bounds(args) => bounds::run_bounds(args),
         Command::Query {
             sql,
             db,

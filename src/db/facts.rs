@@ -83,3 +83,47 @@ impl FunctionFacts {
         }
     }
 }
+
+/// One row of the `bounds` table (a kernel's resource bound for one metric
+/// and scope), derived with the function's other results.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BoundRow {
+    /// `sectors`, `conflicts`, `divwarps` or `steps`.
+    pub metric: &'static str,
+    /// `per_warp` or `whole_launch`.
+    pub scope: &'static str,
+    /// The bound, when `status` is `ok`.
+    pub expression: Option<String>,
+    /// `ok`, `no_bound` or `timeout`.
+    pub status: &'static str,
+    /// Why there is no bound, or the bound's assumption.
+    pub reason: Option<String>,
+    /// Microseconds in the LP solver.
+    pub solver_us: u64,
+}
+
+/// The `bounds` rows of a kernel (none for other functions): symbolic
+/// launch, the analysis' cost model, the default time limit.
+pub fn bound_rows(f: &Function, a: &crate::facts::Analysis) -> Vec<BoundRow> {
+    if f.kind != crate::ir::FunctionKind::Kernel || f.body.is_none() {
+        return Vec::new();
+    }
+    let kb = crate::bounds::kernel::kernel_bounds(
+        f,
+        a,
+        &a.cost,
+        &crate::bounds::exec::Shape::default(),
+        &crate::bounds::kernel::Limits::default(),
+    );
+    kb.bounds
+        .into_iter()
+        .map(|b| BoundRow {
+            metric: b.metric.as_str(),
+            scope: b.scope.as_str(),
+            expression: b.expr.map(|e| e.to_string()),
+            status: b.status.as_str(),
+            reason: b.reason,
+            solver_us: (b.solver_ms * 1000.0) as u64,
+        })
+        .collect()
+}

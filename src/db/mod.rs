@@ -47,7 +47,7 @@ pub mod names;
 mod symbols;
 
 pub use cache::{FileCache, FunctionCache};
-pub use facts::{FunctionFacts, stable_hash};
+pub use facts::{BoundRow, FunctionFacts, bound_rows, stable_hash};
 pub use names::{DefRef, NameEntry, device_launch_dims, device_summary, launch_dims, param_facts};
 pub use symbols::{CallSymbol, DefSymbol, FileSymbols, template_arg_value};
 
@@ -521,6 +521,8 @@ pub struct FunctionResults {
     pub findings: Vec<crate::check::Finding>,
     /// Hash of the facts rows and findings.
     pub hash: String,
+    /// Resource bounds (kernels; the `bounds` table).
+    pub bounds: Arc<Vec<facts::BoundRow>>,
 }
 
 /// Analysis and findings of a kernel or device function.
@@ -535,10 +537,12 @@ pub fn function_results<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionRe
     };
     let facts_hash = stable_facts_hash(&analysis);
     let hash = stable_hash(&(&facts_hash, format!("{findings:?}")));
+    let bounds = Arc::new(facts::bound_rows(&ir, &analysis));
     Arc::new(FunctionResults {
         analysis,
         findings,
         hash,
+        bounds,
     })
 }
 

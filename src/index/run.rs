@@ -594,7 +594,15 @@ impl Indexer {
                     c.findings_removed += old;
                     c.findings_added += findings.len();
                 });
-                tx.write_results(id, start_line, &ir, &r.analysis, &findings, &r.hash)
+                tx.write_results(
+                    id,
+                    start_line,
+                    &ir,
+                    &r.analysis,
+                    &findings,
+                    &r.hash,
+                    &r.bounds,
+                )
             });
         } else if let Some(findings) = w.placed {
             let (p, k) = (key.clone(), w.key.key.clone());

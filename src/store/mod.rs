@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/004_params.sql"),
     include_str!("../../schema/005_incremental.sql"),
     include_str!("../../schema/006_rule_facts.sql"),
+    include_str!("../../schema/007_bounds.sql"),
 ];
 
 /// Current schema version (number of migrations).

@@ -40,6 +40,7 @@ const FACT_TABLES: &[&str] = &[
     "stmt_order",
     "param_facts",
     "findings",
+    "bounds",
 ];
 
 impl<'a> StoreTx<'a> {
@@ -208,7 +209,9 @@ impl<'a> StoreTx<'a> {
     }
 
     /// Replace a function's derived facts and findings. `findings` are
-    /// placed (absolute lines, file set).
+    /// placed (absolute lines, file set); `bounds` are the kernel's
+    /// `bounds` rows.
+    #[allow(clippy::too_many_arguments)]
     pub fn write_results(
         &self,
         fid: i64,
@@ -217,6 +220,7 @@ impl<'a> StoreTx<'a> {
         analysis: &Analysis,
         findings: &[Finding],
         results_hash: &str,
+        bounds: &[crate::db::BoundRow],
     ) -> Result<()> {
         for t in FACT_TABLES {
             self.tx
@@ -225,6 +229,22 @@ impl<'a> StoreTx<'a> {
         }
         super::facts::insert_fact_rows(&self.tx, fid, start_line + 1, function, analysis)?;
         self.insert_findings(fid, findings)?;
+        let mut ins = self.tx.prepare_cached(
+            "INSERT INTO bounds(function_id, metric, scope, expression, status, reason, solver_ms, facts_hash) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?;
+        for b in bounds {
+            ins.execute(params![
+                fid,
+                b.metric,
+                b.scope,
+                b.expression,
+                b.status,
+                b.reason,
+                b.solver_us as f64 / 1000.0,
+                results_hash
+            ])?;
+        }
         self.tx
             .prepare_cached("UPDATE functions SET facts_hash = ?1 WHERE id = ?2")?
             .execute(params![results_hash, fid])?;
