@@ -142,3 +142,22 @@ fn named_barrier_errors_follow_weft() {
     );
     assert!(none_in(&set, "handoff"), "{set:?}");
 }
+
+#[test]
+fn accesses_through_rebased_pointers_use_the_base_and_offset() {
+    let (set, _) = findings();
+    // `p += tid`, `T *p = base + 4 * x`, `&buf[64]`: distinct per thread.
+    for clean in ["rebased_param", "rebased_local", "shared_halves"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    // `p[1]` of thread t is `p[0]` of thread t + 1.
+    assert!(
+        has(&set, "rebased_overlap", "global-race", "error"),
+        "{set:?}"
+    );
+    // `q = &buf[1]`: `q[t]` is `buf[t + 1]`, another thread's slot.
+    assert!(
+        has(&set, "shared_shifted", "shared-race", "error"),
+        "{set:?}"
+    );
+}

@@ -552,6 +552,167 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// Where pointer variable `v` points when statement `at` runs: at the
+    /// start of its own pointee ([`Rebase::Plain`]: a parameter never
+    /// written, an array), at an offset from another variable (`T *p =
+    /// base + off`, `p = &a[i]`, a parameter advanced once by `p += off`
+    /// before `at`), or somewhere the model cannot follow.
+    fn rebase(&self, v: VarId, at: StmtId, depth: u32) -> Rebase {
+        let f = self.f;
+        let var = f.var(v);
+        if !matches!(var.ty, Type::Pointer(_)) {
+            return Rebase::Plain;
+        }
+        if depth > 8 {
+            return Rebase::Unknown;
+        }
+        let vi = v.0 as usize;
+        let defs = self.defs.get(vi).copied().unwrap_or(u32::MAX);
+        let is_param = var.param_position.is_some();
+        if is_param && defs == 0 {
+            return Rebase::Plain;
+        }
+        // The statements that set `v`: declarations and top-level assignments.
+        let mut sets: Vec<(StmtId, ExprId, Option<BinOp>, bool)> = Vec::new();
+        let mut bare_decl = false;
+        for (si, st) in f.stmts.iter().enumerate() {
+            match &st.kind {
+                StmtKind::Decl { var: w, init } if *w == v => match init {
+                    Some(e) => sets.push((StmtId(si as u32), *e, None, true)),
+                    None => bare_decl = true,
+                },
+                StmtKind::Expr(e) => {
+                    if let ExprKind::Assign { op, lhs, rhs } = &f.expr(*e).kind
+                        && matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+                    {
+                        sets.push((StmtId(si as u32), *rhs, *op, false));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let expected = sets.len() as u32 + u32::from(bare_decl);
+        if sets.len() != 1 || defs != expected {
+            return Rebase::Unknown;
+        }
+        let (s, rhs, op, is_decl) = sets[0];
+        if !is_decl && !self.dominates(s, at) {
+            return Rebase::Unknown;
+        }
+        let loops = self
+            .places
+            .get(&s.0)
+            .map(|p| p.loops.clone())
+            .unwrap_or_default();
+        match op {
+            None => match self.pointer_value(rhs, s, &loops, depth + 1) {
+                Some((base, off)) => Rebase::Offset(base, off),
+                None => Rebase::Unknown,
+            },
+            Some(op @ (BinOp::Add | BinOp::Sub)) if is_param => {
+                let elem = var.ty.element().and_then(Type::bytes);
+                let off = match (self.lin(rhs, &loops, 0), elem) {
+                    (Some(l), Some(b)) => l.scale(if op == BinOp::Add {
+                        b as i64
+                    } else {
+                        -(b as i64)
+                    }),
+                    _ => None,
+                };
+                Rebase::Offset(v, off)
+            }
+            _ => Rebase::Unknown,
+        }
+    }
+
+    /// Whether statement `s` runs before `at` whenever `at` runs: its loops
+    /// and guards enclose `at` too, and it comes first.
+    fn dominates(&self, s: StmtId, at: StmtId) -> bool {
+        let (Some(ps), Some(pa)) = (self.places.get(&s.0), self.places.get(&at.0)) else {
+            return false;
+        };
+        let (ss, sa) = (self.f.stmt(s).span, self.f.stmt(at).span);
+        pa.loops.starts_with(&ps.loops)
+            && pa.guards.starts_with(&ps.guards)
+            && (ss.end_line, ss.end_col) <= (sa.line, sa.col)
+    }
+
+    /// A pointer expression as (base variable, byte offset from it).
+    fn pointer_value(
+        &self,
+        e: ExprId,
+        at: StmtId,
+        loops: &[u32],
+        depth: u32,
+    ) -> Option<(VarId, Option<Lin>)> {
+        if depth > 16 {
+            return None;
+        }
+        let f = self.f;
+        let add = |x: Option<Lin>, y: Option<Lin>, k: i64| match (x, y) {
+            (Some(x), Some(y)) => x.add(&y, k),
+            _ => None,
+        };
+        match &f.expr(e).kind {
+            ExprKind::Var(w) => match &f.var(*w).ty {
+                Type::Pointer(_) => match self.rebase(*w, at, depth + 1) {
+                    Rebase::Plain => Some((*w, Some(Lin::constant(0)))),
+                    Rebase::Offset(b, off) => Some((b, off)),
+                    Rebase::Unknown => None,
+                },
+                Type::Array(..) => Some((*w, Some(Lin::constant(0)))),
+                _ => None,
+            },
+            ExprKind::Cast(_, a) => self.pointer_value(*a, at, loops, depth + 1),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let (p, i, k) = if is_pointer_expr(f, *a) {
+                    (*a, *b, if *op == BinOp::Add { 1 } else { -1 })
+                } else if *op == BinOp::Add && is_pointer_expr(f, *b) {
+                    (*b, *a, 1)
+                } else {
+                    return None;
+                };
+                let (base, off) = self.pointer_value(p, at, loops, depth + 1)?;
+                let step = match (self.lin(i, loops, 0), pointee_bytes(f, p)) {
+                    (Some(l), Some(n)) => l.scale(n as i64),
+                    _ => None,
+                };
+                Some((base, add(off, step, k)))
+            }
+            ExprKind::Unary(UnOp::AddrOf, x) => {
+                let mut idx = Vec::new();
+                let mut r = *x;
+                while let ExprKind::Index { base, index } = &f.expr(r).kind {
+                    idx.push(*index);
+                    r = *base;
+                }
+                idx.reverse();
+                let ExprKind::Var(w) = f.expr(r).kind else {
+                    return None;
+                };
+                let (base, off) = self.pointer_value(r, at, loops, depth + 1)?;
+                if idx.is_empty() {
+                    return (w == base).then_some((base, off));
+                }
+                // Byte strides of the subscripts, innermost last.
+                let mut ty = f.var(w).ty.clone();
+                let mut total = off;
+                for i in idx {
+                    let elem = ty.element().cloned();
+                    let stride = elem.as_ref().and_then(Type::bytes);
+                    let step = match (self.lin(i, loops, 0), stride) {
+                        (Some(l), Some(n)) => l.scale(n as i64),
+                        _ => None,
+                    };
+                    total = add(total, step, 1);
+                    ty = elem?;
+                }
+                Some((base, total))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `p` is a local (not a parameter, not a shared or global
     /// variable): what it points to can be written by the thread itself.
     fn local_pointer(&self, p: ExprId) -> bool {
@@ -721,6 +882,7 @@ impl<'a> Cx<'a> {
 }
 
 /// One access as the race check sees it.
+#[derive(Clone)]
 struct Acc {
     side: RaceSide,
     key: String,
@@ -730,6 +892,12 @@ struct Acc {
     elem: Option<u64>,
     bytes: Option<u64>,
     field: u64,
+    /// Declared extents of a multi-dimensional array, outermost first.
+    dims: Vec<Option<u64>>,
+    /// The access goes through a pointer derived from another variable
+    /// (`p = base + off`, `p += off`): the byte offset of `p` from the base,
+    /// evaluated where `p` was set (`None` inside: not linear).
+    base_off: Option<Option<Lin>>,
 }
 
 /// Expressions of a statement (not of nested statements).
@@ -786,6 +954,8 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
                         elem: var.ty.bytes(),
                         bytes: var.ty.bytes(),
                         field: 0,
+                        dims: Vec::new(),
+                        base_off: None,
                     });
                 }
                 ExprKind::Assign { op, lhs, rhs } => {
@@ -855,6 +1025,8 @@ pub fn races(
             elem: a.elem_bytes,
             bytes: a.access_bytes,
             field: a.field_offset.unwrap_or(0),
+            dims: a.dims.clone(),
+            base_off: None,
         });
     }
     accs.extend(shared_scalars(f));
@@ -862,6 +1034,30 @@ pub fn races(
         return out;
     }
     let cx = Cx::new(f, u, launch);
+    // Accesses through pointers set from another array or pointer are
+    // accesses of that base at an offset.
+    for acc in accs.iter_mut() {
+        let Some(i) = acc.side.access else { continue };
+        let a = &f.accesses[i];
+        let Some(v) = a.var else { continue };
+        match cx.rebase(v, a.stmt, 0) {
+            Rebase::Plain => {}
+            Rebase::Offset(base, off) => {
+                acc.key = format!("var:{}", base.0);
+                acc.base_off = Some(off);
+            }
+            Rebase::Unknown => {
+                // A pointer whose value can differ between threads and is
+                // not linear: the address is unknown.
+                let per_thread = base_var_expr(f, a.expr)
+                    .map(|e| !u.is_uniform(e.0) || cx.mentions_block(e, 0))
+                    .unwrap_or(true);
+                if per_thread {
+                    acc.base_off = Some(None);
+                }
+            }
+        }
+    }
     // Two statements can run at once in different threads when they share a
     // barrier interval (either order, either branch of an `if`).
     let starts = iv.starts();
@@ -928,9 +1124,133 @@ pub fn races(
     out
 }
 
+/// How an access through a pointer variable relates to other accesses.
+enum Rebase {
+    /// The pointer is its own base.
+    Plain,
+    /// `base` plus a byte offset (`None`: not linear).
+    Offset(VarId, Option<Lin>),
+    /// Set in ways the model does not follow.
+    Unknown,
+}
+
+/// Whether `e` is a pointer (or array) expression.
+fn is_pointer_expr(f: &Function, e: ExprId) -> bool {
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => f.var(*v).ty.is_indexable(),
+        ExprKind::Cast(t, _) => matches!(t, Type::Pointer(_)),
+        ExprKind::Unary(UnOp::AddrOf, _) => true,
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+            is_pointer_expr(f, *a) || is_pointer_expr(f, *b)
+        }
+        _ => false,
+    }
+}
+
+/// Size of what pointer expression `e` points to.
+fn pointee_bytes(f: &Function, e: ExprId) -> Option<u64> {
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => f.var(*v).ty.element().and_then(Type::bytes),
+        ExprKind::Cast(t, _) => t.element().and_then(Type::bytes),
+        ExprKind::Unary(UnOp::AddrOf, x) => {
+            let mut r = *x;
+            let mut n = 0;
+            while let ExprKind::Index { base, .. } = &f.expr(r).kind {
+                n += 1;
+                r = *base;
+            }
+            let ExprKind::Var(w) = f.expr(r).kind else {
+                return None;
+            };
+            let mut ty = f.var(w).ty.clone();
+            for _ in 0..n {
+                ty = ty.element()?.clone();
+            }
+            ty.bytes()
+        }
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+            if is_pointer_expr(f, *a) {
+                pointee_bytes(f, *a)
+            } else {
+                pointee_bytes(f, *b)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The variable expression at the root of an access (`p` in `p[i]`, `*(p + i)`).
+fn base_var_expr(f: &Function, mut e: ExprId) -> Option<ExprId> {
+    for _ in 0..64 {
+        match &f.expr(e).kind {
+            ExprKind::Var(_) => return Some(e),
+            ExprKind::Index { base, .. } => e = *base,
+            ExprKind::Unary(UnOp::Deref, p) | ExprKind::Cast(_, p) => e = *p,
+            ExprKind::Member { base, .. } => e = *base,
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+                e = if is_pointer_expr(f, *a) { *a } else { *b }
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// Whether an index of `a` depends on `blockIdx`.
 fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
     a.indices.iter().any(|e| cx.mentions_block(*e, 0))
+        || matches!(&a.base_off, Some(Some(l)) if lin_mentions_block(l))
+}
+
+fn lin_mentions_block(l: &Lin) -> bool {
+    l.terms.keys().any(|a| match a {
+        Atom::Bid(_) | Atom::Sym(_, true) => true,
+        Atom::Quot(x, _) => lin_mentions_block(x),
+        _ => false,
+    })
+}
+
+/// For a pair where one access goes through a rebased pointer: both
+/// addresses as one byte offset from the common base (element size 1, so
+/// the solver compares byte ranges); `None` entries where it is not linear.
+fn flatten(acc: &Acc, lins: &[Option<Lin>]) -> (Acc, Vec<Option<Lin>>) {
+    let mut out = acc.clone();
+    out.elem = Some(1);
+    out.field = 0;
+    let n = lins.len().max(1);
+    let unknown = (out.clone(), vec![None; n]);
+    let off = match &acc.base_off {
+        Some(None) => return unknown,
+        Some(Some(l)) => l.clone(),
+        None => Lin::constant(0),
+    };
+    let (Some(elem), Some(_)) = (acc.elem, acc.bytes) else {
+        return unknown;
+    };
+    let dims = acc
+        .side
+        .access
+        .map(|_| acc.dims.clone())
+        .unwrap_or_default();
+    let mut total = Some(off);
+    for (k, l) in lins.iter().enumerate() {
+        let mut stride = Some(elem as i64);
+        for d in dims.iter().skip(k + 1) {
+            stride = match (stride, d) {
+                (Some(s), Some(d)) => s.checked_mul(*d as i64),
+                _ => None,
+            };
+        }
+        if lins.len() > 1 && dims.len() != lins.len() {
+            stride = None;
+        }
+        total = match (total, l, stride) {
+            (Some(t), Some(l), Some(s)) => l.clone().scale(s).and_then(|x| t.add(&x, 1)),
+            _ => None,
+        };
+    }
+    let total = total.and_then(|t| t.add(&Lin::constant(acc.field as i64), 1));
+    (out, vec![total])
 }
 
 /// Per-thread instance of the atoms of a pair.
@@ -959,6 +1279,16 @@ fn check_pair(
     let pb = cx.places.get(&b.side.stmt).cloned().unwrap_or_default();
     let ia: Vec<Option<Lin>> = a.indices.iter().map(|e| cx.lin(*e, &pa.loops, 0)).collect();
     let ib: Vec<Option<Lin>> = b.indices.iter().map(|e| cx.lin(*e, &pb.loops, 0)).collect();
+    // Through rebased pointers: compare byte offsets from the common base.
+    let flat;
+    let (a, b, ia, ib) = if a.base_off.is_some() || b.base_off.is_some() {
+        let (fa, la) = flatten(a, &ia);
+        let (fb, lb) = flatten(b, &ib);
+        flat = (fa, fb);
+        (&flat.0, &flat.1, la, lb)
+    } else {
+        (a, b, ia, ib)
+    };
     let known = ia.iter().chain(&ib).all(Option::is_some) && ia.len() == ib.len();
     // A device function does not know how many threads call it (often one,
     // under `if (tid == 0)` in the caller): addresses that do not depend on
@@ -1245,7 +1575,9 @@ fn solve(
             let eb = to_expr(&mut inst, lb, 1, &mut cons);
             let last = i + 1 == n;
             match (last, a.elem, b.elem, a.bytes, b.bytes) {
-                (true, Some(ea_b), Some(eb_b), Some(sa), Some(sb)) if ea_b != eb_b || sa != sb => {
+                (true, Some(ea_b), Some(eb_b), Some(sa), Some(sb))
+                    if ea_b != eb_b || sa != sb || ea_b == 1 =>
+                {
                     // Byte ranges overlap.
                     let start_a = ea * ea_b as f64 + a.field as f64;
                     let start_b = eb * eb_b as f64 + b.field as f64;
