@@ -9,7 +9,11 @@ use std::path::Path;
 
 /// (function, rule, severity) of every synchronisation finding.
 fn findings() -> (BTreeSet<(String, String, String)>, Vec<serde_json::Value>) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync");
+    findings_in("tests/fixtures/sync")
+}
+
+fn findings_in(fixtures: &str) -> (BTreeSet<(String, String, String)>, Vec<serde_json::Value>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixtures);
     let dir = tempfile::tempdir().unwrap();
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();
@@ -158,6 +162,20 @@ fn accesses_through_rebased_pointers_use_the_base_and_offset() {
     // `q = &buf[1]`: `q[t]` is `buf[t + 1]`, another thread's slot.
     assert!(
         has(&set, "shared_shifted", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn unknown_block_dimensions_are_positive_and_bound_the_thread_index() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    // `&shared[blockDim.x / 32]` starts past slot 0 for every block size.
+    assert!(none_in(&set, "two_tables"), "{set:?}");
+    // `buf[t + blockDim.x]` is past every thread's `buf[t]`.
+    assert!(none_in(&set, "past_the_block"), "{set:?}");
+    // `buf[t + blockDim.x / 2]` is another thread's `buf[t]`.
+    assert!(
+        has(&set, "overlapping_halves", "shared-race", "error"),
         "{set:?}"
     );
 }

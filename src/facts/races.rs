@@ -1693,7 +1693,52 @@ fn atom_var(
     } else {
         -big
     };
-    let v = inst.vars.add(variable().integer().min(lo).max(big));
+    // blockDim and gridDim of an unknown launch are at least 1 (blockDim
+    // at most 1024, 64 in z; blockDim.x whole warps) and bound the thread
+    // and block indices.
+    let dim_atom = match atom {
+        Atom::Sym(s, _) => {
+            let d = match s.rsplit('.').next() {
+                Some("x") => Some(0usize),
+                Some("y") => Some(1),
+                Some("z") => Some(2),
+                _ => None,
+            };
+            match (s.split('.').next(), d) {
+                (Some("blockDim"), Some(d)) => Some((true, d)),
+                (Some("gridDim"), Some(d)) => Some((false, d)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let v = match dim_atom {
+        Some((block, d)) => {
+            let hi = match (block, d) {
+                (true, 2) => 64.0,
+                (true, _) => 1024.0,
+                (false, 0) => 2_147_483_647.0,
+                (false, _) => 65_535.0,
+            };
+            let v = inst.vars.add(variable().integer().min(1.0).max(hi));
+            if block && d == 0 {
+                // Code sized by warps (`blockDim.x / 32`) is launched with
+                // whole warps: an unknown blockDim.x is a multiple of 32.
+                let w = inst.vars.add(variable().integer().min(1.0).max(32.0));
+                _cons.push(constraint::eq(Expression::from(v), 32.0 * w));
+            }
+            for kk in 0..2 {
+                let idx = if block {
+                    inst.tid[kk][d]
+                } else {
+                    inst.bid[kk][d]
+                };
+                _cons.push(constraint::leq(Expression::from(idx) + 1.0, v));
+            }
+            v
+        }
+        None => inst.vars.add(variable().integer().min(lo).max(big)),
+    };
     let name = match atom {
         Atom::Iter(l) => {
             let n = cx
