@@ -179,3 +179,15 @@ fn unknown_block_dimensions_are_positive_and_bound_the_thread_index() {
         "{set:?}"
     );
 }
+
+#[test]
+fn a_block_uniform_loop_exit_after_a_barrier_orders_the_last_iteration() {
+    let (set, _) = findings();
+    for clean in ["reduce_then_broadcast", "sweep_down"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    assert!(
+        has(&set, "barrier_first", "shared-race", "error"),
+        "{set:?}"
+    );
+}

@@ -1061,9 +1061,12 @@ pub fn races(
     // Two statements can run at once in different threads when they share a
     // barrier interval (either order, either branch of an `if`).
     let starts = iv.starts();
-    let share = |x: u32, y: u32| match (starts.get(&x), starts.get(&y)) {
-        (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
-        _ => false,
+    let conc = Concurrency::new(f, u);
+    let share = |x: u32, y: u32| {
+        (match (starts.get(&x), starts.get(&y)) {
+            (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
+            _ => false,
+        }) && conc.concurrent(x, y)
     };
     let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
     let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -1194,6 +1197,94 @@ fn base_var_expr(f: &Function, mut e: ExprId) -> Option<ExprId> {
         }
     }
     None
+}
+
+/// Whether two statements can run at the same time in two threads of one
+/// block, refining "they share a barrier interval": threads that leave the
+/// same barrier instance take the same side of every block-uniform branch,
+/// so they can be at `a` and `b` at once only when one follows the other
+/// without a barrier (the same path, at different progress) or a
+/// thread-dependent branch sends them different ways.
+struct Concurrency {
+    flow: Option<super::intervals::Flow>,
+    /// Thread-dependent branch nodes and their successors.
+    splits: Vec<Vec<u32>>,
+    /// Nodes reachable without crossing a barrier, per start node.
+    memo: std::cell::RefCell<HashMap<u32, std::rc::Rc<Vec<u64>>>>,
+}
+
+/// Functions with more statements than this keep the coarse interval test.
+const CONCURRENCY_LIMIT: usize = 30_000;
+
+impl Concurrency {
+    fn new(f: &Function, u: &Uniformity) -> Concurrency {
+        let flow = (f.stmts.len() <= CONCURRENCY_LIMIT)
+            .then(|| super::intervals::flow(f))
+            .flatten();
+        let mut splits = Vec::new();
+        if let Some(fl) = &flow {
+            for (i, c) in fl.cond.iter().enumerate() {
+                if let Some(c) = c
+                    && fl.succ[i].len() > 1
+                    && !u.is_uniform(c.0)
+                {
+                    splits.push(fl.succ[i].clone());
+                }
+            }
+        }
+        Concurrency {
+            flow,
+            splits,
+            memo: std::cell::RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Nodes a thread can reach from the start of node `x` (`x` included
+    /// unless it is a barrier) without crossing a barrier.
+    fn reach(&self, x: u32) -> std::rc::Rc<Vec<u64>> {
+        if let Some(r) = self.memo.borrow().get(&x) {
+            return r.clone();
+        }
+        let fl = self.flow.as_ref().expect("flow");
+        let n = fl.succ.len();
+        let mut seen = vec![0u64; n.div_ceil(64)];
+        let mut stack = vec![x as usize];
+        while let Some(t) = stack.pop() {
+            if fl.barrier[t] || seen[t / 64] & (1 << (t % 64)) != 0 {
+                continue;
+            }
+            seen[t / 64] |= 1 << (t % 64);
+            stack.extend(fl.succ[t].iter().map(|&v| v as usize));
+        }
+        let r = std::rc::Rc::new(seen);
+        self.memo.borrow_mut().insert(x, r.clone());
+        r
+    }
+
+    fn after(&self, x: u32, y: u32) -> bool {
+        // y reachable from x's successors without a barrier.
+        let fl = self.flow.as_ref().expect("flow");
+        fl.succ[x as usize].iter().any(|&s| {
+            let r = self.reach(s);
+            r[y as usize / 64] & (1 << (y % 64)) != 0
+        })
+    }
+
+    fn concurrent(&self, a: u32, b: u32) -> bool {
+        if self.flow.is_none() {
+            return true;
+        }
+        if self.after(a, b) || self.after(b, a) {
+            return true;
+        }
+        let has = |r: &Vec<u64>, y: u32| r[y as usize / 64] & (1 << (y % 64)) != 0;
+        self.splits.iter().any(|succ| {
+            let rs: Vec<std::rc::Rc<Vec<u64>>> = succ.iter().map(|&s| self.reach(s)).collect();
+            rs.iter().enumerate().any(|(i, ri)| {
+                has(ri, a) && rs.iter().enumerate().any(|(j, rj)| i != j && has(rj, b))
+            })
+        })
+    }
 }
 
 /// Whether an index of `a` depends on `blockIdx`.
