@@ -191,3 +191,30 @@ fn a_block_uniform_loop_exit_after_a_barrier_orders_the_last_iteration() {
         "{set:?}"
     );
 }
+
+#[test]
+fn lanes_of_one_warp_storing_one_warp_uniform_value_are_benign() {
+    let (set, _) = findings();
+    assert!(none_in(&set, "warp_slots"), "{set:?}");
+    assert!(none_in(&set, "warp_slots_reassigned"), "{set:?}");
+    assert!(
+        has(&set, "warp_slots_own", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn cooperative_group_ranks_are_thread_indices() {
+    let (set, all) = findings();
+    assert!(has(&set, "tile_ranks", "shared-race", "error"), "{set:?}");
+    // Lane 0 zeroing slot 0 and lane 1 of the same warp storing its
+    // warp's slot 0 (no `__syncwarp` between), or warp 1 storing slot 1.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "tile_ranks" && f["rule"] == "shared-race")
+        .unwrap();
+    let w = &f["facts"]["witness"]["threads"];
+    let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
+    assert_ne!(t0, t1, "{f}");
+    assert!(t0 / 32 == 0 || t1 / 32 == 0, "{f}");
+}

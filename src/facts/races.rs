@@ -748,6 +748,100 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// The linear thread index in the block, when the block's shape allows
+    /// it (`threadIdx.x` for 1-D blocks).
+    fn linear_tid(&self) -> Option<Lin> {
+        let (bx, by, bz) = (self.block_dim(0), self.block_dim(1), self.block_dim(2));
+        match (by, bz) {
+            (Some(1), Some(1)) => Some(Lin::atom(Atom::Tid(0))),
+            (Some(y), Some(z)) => {
+                let bx = bx?;
+                Lin::atom(Atom::Tid(0))
+                    .add(&Lin::atom(Atom::Tid(1)), bx)?
+                    .add(&Lin::atom(Atom::Tid(2)), bx.checked_mul(y)?)
+                    .filter(|_| z >= 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// Cooperative groups' ranks and sizes (issue 8, class 2):
+    /// `tile.thread_rank()` is the linear thread index mod N for a tile of
+    /// N threads, `tile.meta_group_rank()` its quotient, `tile.size()` N;
+    /// `block.thread_rank()` the linear thread index.
+    fn group_rank(&self, e: ExprId) -> Option<Lin> {
+        let f = self.f;
+        let ExprKind::Call {
+            callee,
+            receiver,
+            args,
+        } = &f.expr(e).kind
+        else {
+            return None;
+        };
+        let base = callee
+            .rsplit(['.', ':'])
+            .next()
+            .unwrap_or(callee)
+            .trim_start_matches('>');
+        let group = receiver.or_else(|| args.first().copied())?;
+        match super::coop::group_size(f, Some(group)) {
+            Some(n) if n > 0 => match base {
+                "thread_rank" => self.linear_tid()?.rem(n),
+                "meta_group_rank" => self.linear_tid()?.quot(n),
+                "size" | "num_threads" => Some(Lin::constant(n)),
+                _ => None,
+            },
+            _ => {
+                let text = match &f.expr(group).kind {
+                    ExprKind::Var(v) => {
+                        let mut t = format!("{:?}", f.var(*v).ty);
+                        for d in super::coop::var_definitions(f, *v) {
+                            t.push_str(&f.expr_text(d));
+                        }
+                        t
+                    }
+                    _ => f.expr_text(group),
+                };
+                let block = text.contains("this_thread_block")
+                    || (text.contains("thread_block") && !text.contains("tile"));
+                match base {
+                    "thread_rank" if block => self.linear_tid(),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// Whether `e` (through locals set once) calls a cooperative group's
+    /// rank (`thread_rank`, `meta_group_rank`, `thread_index`, …).
+    fn mentions_group_rank(&self, e: ExprId, depth: u32) -> bool {
+        if depth > 12 {
+            return false;
+        }
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Call { callee, .. } => {
+                let base = callee.rsplit(['.', ':']).next().unwrap_or(callee);
+                matches!(
+                    base,
+                    "thread_rank" | "meta_group_rank" | "thread_index" | "group_index"
+                ) || f
+                    .child_exprs(e)
+                    .into_iter()
+                    .any(|c| self.mentions_group_rank(c, depth + 1))
+            }
+            ExprKind::Var(v) => match self.init.get(v.0 as usize).copied().flatten() {
+                Some(i) if self.defs[v.0 as usize] == 1 => self.mentions_group_rank(i, depth + 1),
+                _ => false,
+            },
+            _ => f
+                .child_exprs(e)
+                .into_iter()
+                .any(|c| self.mentions_group_rank(c, depth + 1)),
+        }
+    }
+
     /// A thread-invariant value named by its text.
     fn sym(&self, e: ExprId) -> Lin {
         Lin::atom(Atom::Sym(self.f.expr_text(e), self.mentions_block(e, 0)))
@@ -759,7 +853,9 @@ impl<'a> Cx<'a> {
             return None;
         }
         let f = self.f;
-        let uniform = self.u.is_uniform(e.0);
+        // Block-uniform per the uniformity facts, and not a per-warp value
+        // (cooperative groups' `meta_group_rank()` counts as uniform there).
+        let uniform = self.u.is_uniform(e.0) && !self.mentions_group_rank(e, 0);
         match &f.expr(e).kind {
             ExprKind::Int(v) => Some(Lin::constant(*v)),
             ExprKind::Bool(b) => Some(Lin::constant(i64::from(*b))),
@@ -860,6 +956,7 @@ impl<'a> Cx<'a> {
                     _ => None,
                 }
             }
+            ExprKind::Call { .. } if self.group_rank(e).is_some() => self.group_rank(e),
             ExprKind::Call { callee, args, .. } => {
                 let base = callee.rsplit("::").next().unwrap_or(callee);
                 // An atomic add of something that can be 0 can return the
@@ -1117,7 +1214,20 @@ pub fn races(
                     ));
                     break 'outer;
                 }
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block) {
+                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false) {
+                    // Lanes of one warp storing one warp-uniform value (a
+                    // warp reduction's result, a constant) in the same
+                    // statement: benign, like GPUVerify's equality
+                    // abstraction, when threads of different warps never
+                    // collide.
+                    if i == j
+                        && a.side.is_write
+                        && r.proven
+                        && stored_value_warp_uniform(&cx, a)
+                        && check_pair(&cx, a, b, true, block_conc, inter_block, true).is_none()
+                    {
+                        continue;
+                    }
                     reported.insert(lines);
                     out.races.push(r);
                 }
@@ -1287,6 +1397,116 @@ impl Concurrency {
     }
 }
 
+/// Whether the value `a` (a write) stores is the same for every lane of a
+/// warp: a constant, a block-uniform value, or the result of a warp
+/// collective that returns one value to all lanes (`cg::reduce`,
+/// `__reduce_*_sync`, a shuffle from a fixed lane), directly or through a
+/// local set once.
+fn stored_value_warp_uniform(cx: &Cx<'_>, a: &Acc) -> bool {
+    let f = cx.f;
+    let Some(i) = a.side.access else {
+        return false;
+    };
+    let target = f.accesses[i].expr;
+    let Some(rhs) = f.exprs.iter().find_map(|e| match &e.kind {
+        ExprKind::Assign { op: None, lhs, rhs } if *lhs == target => Some(*rhs),
+        _ => None,
+    }) else {
+        return false;
+    };
+    warp_uniform_value(cx, rhs, 0) || reaching_value_warp_uniform(cx, rhs, a.side.stmt)
+}
+
+/// For a store of a local `v`: whether the one definition of `v` that
+/// reaches statement `at` (the last one before it, dominating it, with the
+/// later ones outside every loop around `at`) gives a warp-uniform value.
+fn reaching_value_warp_uniform(cx: &Cx<'_>, e: ExprId, at: u32) -> bool {
+    let f = cx.f;
+    let ExprKind::Var(v) = f.expr(e).kind else {
+        return false;
+    };
+    if f.var(v).param_position.is_some() {
+        return false;
+    }
+    let mut defs: Vec<(StmtId, ExprId)> = Vec::new();
+    for (si, st) in f.stmts.iter().enumerate() {
+        match &st.kind {
+            StmtKind::Decl { var, init: Some(i) } if *var == v => {
+                defs.push((StmtId(si as u32), *i))
+            }
+            StmtKind::Expr(x) => {
+                if let ExprKind::Assign { op: None, lhs, rhs } = &f.expr(*x).kind
+                    && matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+                {
+                    defs.push((StmtId(si as u32), *rhs));
+                }
+            }
+            _ => {}
+        }
+    }
+    if defs.len() as u32 != cx.defs.get(v.0 as usize).copied().unwrap_or(0) {
+        return false;
+    }
+    let at_span = f.stmt(StmtId(at)).span;
+    let before = |s: StmtId| {
+        let sp = f.stmt(s).span;
+        (sp.end_line, sp.end_col) <= (at_span.line, at_span.col)
+    };
+    let Some(&(last, value)) = defs
+        .iter()
+        .filter(|(s, _)| before(*s))
+        .max_by_key(|(s, _)| (f.stmt(*s).span.line, f.stmt(*s).span.col))
+    else {
+        return false;
+    };
+    let at_loops = cx
+        .places
+        .get(&at)
+        .map(|p| p.loops.clone())
+        .unwrap_or_default();
+    let later_ok = defs.iter().filter(|(s, _)| !before(*s)).all(|(s, _)| {
+        cx.places
+            .get(&s.0)
+            .is_some_and(|p| !p.loops.iter().any(|l| at_loops.contains(l)))
+    });
+    let decl = matches!(f.stmt(last).kind, StmtKind::Decl { .. });
+    later_ok && (decl || cx.dominates(last, StmtId(at))) && warp_uniform_value(cx, value, 0)
+}
+
+fn warp_uniform_value(cx: &Cx<'_>, e: ExprId, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let f = cx.f;
+    if cx.u.is_uniform(e.0) {
+        return true;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, x) | ExprKind::Unary(UnOp::Neg | UnOp::Plus, x) => {
+            warp_uniform_value(cx, *x, depth + 1)
+        }
+        ExprKind::Var(v) => match (
+            cx.init.get(v.0 as usize).copied().flatten(),
+            cx.defs.get(v.0 as usize),
+        ) {
+            (Some(i), Some(1)) => warp_uniform_value(cx, i, depth + 1),
+            _ => false,
+        },
+        ExprKind::Call { callee, args, .. } => {
+            let base = callee.rsplit("::").next().unwrap_or(callee);
+            match base {
+                "reduce" => callee.contains("cg::") || callee.contains("cooperative_groups"),
+                b if b.starts_with("__reduce_") && b.ends_with("_sync") => true,
+                "__shfl_sync" => args
+                    .get(2)
+                    .is_some_and(|l| super::barriers::const_value(f, *l).is_some()),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// Whether an index of `a` depends on `blockIdx`.
 fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
     a.indices.iter().any(|e| cx.mentions_block(*e, 0))
@@ -1364,6 +1584,7 @@ fn check_pair(
     same: bool,
     block_conc: bool,
     inter_block: bool,
+    warps_apart: bool,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
@@ -1455,7 +1676,8 @@ fn check_pair(
             .flatten()
             .any(|l| l.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))))
     };
-    let lockstep = cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write);
+    let lockstep =
+        (cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write)) || warps_apart;
     for between_blocks in modes {
         // Opaque values that differ between blocks say nothing across blocks.
         if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
