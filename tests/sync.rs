@@ -218,3 +218,13 @@ fn cooperative_group_ranks_are_thread_indices() {
     assert_ne!(t0, t1, "{f}");
     assert!(t0 / 32 == 0 || t1 / 32 == 0, "{f}");
 }
+
+#[test]
+fn grid_barriers_follow_every_definition_of_a_loop_variable() {
+    let (set, _) = findings();
+    assert!(none_in(&set, "grid_loop_on_global"), "{set:?}");
+    assert!(
+        has(&set, "grid_loop_by_block", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+}
