@@ -201,6 +201,10 @@ fn lanes_of_one_warp_storing_one_warp_uniform_value_are_benign() {
         has(&set, "warp_slots_own", "shared-race", "error"),
         "{set:?}"
     );
+    assert!(
+        has(&set, "warp_slots_garbage", "shared-race", "error"),
+        "{set:?}"
+    );
 }
 
 #[test]

@@ -1223,6 +1223,7 @@ pub fn races(
                     if i == j
                         && a.side.is_write
                         && r.proven
+                        && !launch.warp_lockstep
                         && stored_value_warp_uniform(&cx, a)
                         && check_pair(&cx, a, b, true, block_conc, inter_block, true).is_none()
                     {
@@ -1473,11 +1474,32 @@ fn reaching_value_warp_uniform(cx: &Cx<'_>, e: ExprId, at: u32) -> bool {
     later_ok && (decl || cx.dominates(last, StmtId(at))) && warp_uniform_value(cx, value, 0)
 }
 
+/// Whether local `v` is assigned anywhere (a plain or compound assignment).
+fn reaching_assigned(f: &Function, v: VarId) -> bool {
+    f.exprs.iter().any(|e| match &e.kind {
+        ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
+            matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+        }
+        _ => false,
+    })
+}
+
 fn warp_uniform_value(cx: &Cx<'_>, e: ExprId, depth: u32) -> bool {
     if depth > 8 {
         return false;
     }
     let f = cx.f;
+    // A local never set (`pair_t fresh; p[k] = fresh;`) holds garbage that
+    // can differ per thread, whatever the uniformity facts say.
+    if let ExprKind::Var(v) = f.expr(e).kind
+        && f.var(v).param_position.is_none()
+        && f.var(v).space.is_none()
+        && cx.defs.get(v.0 as usize).copied().unwrap_or(0) <= 1
+        && cx.init.get(v.0 as usize).copied().flatten().is_none()
+        && !reaching_assigned(f, v)
+    {
+        return false;
+    }
     if cx.u.is_uniform(e.0) {
         return true;
     }
