@@ -74,6 +74,12 @@ def main():
         header = "\n".join(text.splitlines()[:6])
         lab = label(rel, header)
         block = dims("blockDim", header) or [256, 1, 1]
+        # GPUVerify accepts blocks beyond CUDA's limits (--blockDim=2048);
+        # cudalog.toml rejects them, so clamp to 1024 threads in all.
+        block = [min(block[0], 1024), min(block[1], 1024), min(block[2], 64)]
+        while block[0] * block[1] * block[2] > 1024:
+            i = max(range(3), key=lambda k: block[k])
+            block[i] = max(1, block[i] // 2)
         grid = dims("gridDim", header) or [1, 1, 1]
         with tempfile.TemporaryDirectory() as d:
             shutil.copy(path, os.path.join(d, "kernel.cu"))

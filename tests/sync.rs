@@ -9,7 +9,11 @@ use std::path::Path;
 
 /// (function, rule, severity) of every synchronisation finding.
 fn findings() -> (BTreeSet<(String, String, String)>, Vec<serde_json::Value>) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sync");
+    findings_in("tests/fixtures/sync")
+}
+
+fn findings_in(fixtures: &str) -> (BTreeSet<(String, String, String)>, Vec<serde_json::Value>) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixtures);
     let dir = tempfile::tempdir().unwrap();
     for e in std::fs::read_dir(&src).unwrap() {
         let p = e.unwrap().path();
@@ -141,4 +145,90 @@ fn named_barrier_errors_follow_weft() {
         "{set:?}"
     );
     assert!(none_in(&set, "handoff"), "{set:?}");
+}
+
+#[test]
+fn accesses_through_rebased_pointers_use_the_base_and_offset() {
+    let (set, _) = findings();
+    // `p += tid`, `T *p = base + 4 * x`, `&buf[64]`: distinct per thread.
+    for clean in ["rebased_param", "rebased_local", "shared_halves"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    // `p[1]` of thread t is `p[0]` of thread t + 1.
+    assert!(
+        has(&set, "rebased_overlap", "global-race", "error"),
+        "{set:?}"
+    );
+    // `q = &buf[1]`: `q[t]` is `buf[t + 1]`, another thread's slot.
+    assert!(
+        has(&set, "shared_shifted", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn unknown_block_dimensions_are_positive_and_bound_the_thread_index() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    // `&shared[blockDim.x / 32]` starts past slot 0 for every block size.
+    assert!(none_in(&set, "two_tables"), "{set:?}");
+    // `buf[t + blockDim.x]` is past every thread's `buf[t]`.
+    assert!(none_in(&set, "past_the_block"), "{set:?}");
+    // `buf[t + blockDim.x / 2]` is another thread's `buf[t]`.
+    assert!(
+        has(&set, "overlapping_halves", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn a_block_uniform_loop_exit_after_a_barrier_orders_the_last_iteration() {
+    let (set, _) = findings();
+    for clean in ["reduce_then_broadcast", "sweep_down"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    assert!(
+        has(&set, "barrier_first", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn lanes_of_one_warp_storing_one_warp_uniform_value_are_benign() {
+    let (set, _) = findings();
+    assert!(none_in(&set, "warp_slots"), "{set:?}");
+    assert!(none_in(&set, "warp_slots_reassigned"), "{set:?}");
+    assert!(
+        has(&set, "warp_slots_own", "shared-race", "error"),
+        "{set:?}"
+    );
+    assert!(
+        has(&set, "warp_slots_garbage", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn cooperative_group_ranks_are_thread_indices() {
+    let (set, all) = findings();
+    assert!(has(&set, "tile_ranks", "shared-race", "error"), "{set:?}");
+    // Lane 0 zeroing slot 0 and lane 1 of the same warp storing its
+    // warp's slot 0 (no `__syncwarp` between), or warp 1 storing slot 1.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "tile_ranks" && f["rule"] == "shared-race")
+        .unwrap();
+    let w = &f["facts"]["witness"]["threads"];
+    let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
+    assert_ne!(t0, t1, "{f}");
+    assert!(t0 / 32 == 0 || t1 / 32 == 0, "{f}");
+}
+
+#[test]
+fn grid_barriers_follow_every_definition_of_a_loop_variable() {
+    let (set, _) = findings();
+    assert!(none_in(&set, "grid_loop_on_global"), "{set:?}");
+    assert!(
+        has(&set, "grid_loop_by_block", "barrier-divergence", "error"),
+        "{set:?}"
+    );
 }

@@ -151,28 +151,64 @@ pub fn divergent_barriers(
     out
 }
 
-/// Whether `e` depends on `blockIdx` (through locals assigned once).
+/// Whether `e` depends on `blockIdx` (through locals: every definition of a
+/// local assigned several times is followed; a cycle adds nothing).
 pub fn depends_on_block(f: &Function, e: ExprId, depth: u32) -> bool {
+    let mut visiting = Vec::new();
+    depends_on_block_in(f, e, depth, &mut visiting)
+}
+
+fn depends_on_block_in(f: &Function, e: ExprId, depth: u32, visiting: &mut Vec<u32>) -> bool {
     if depth > 32 {
         return true;
     }
     match &f.expr(e).kind {
         ExprKind::Builtin(Builtin::BlockIdx(_)) => true,
         ExprKind::Var(v) => {
-            if f.var(*v).param_position.is_some() {
+            if f.var(*v).param_position.is_some() || visiting.contains(&v.0) {
                 return false;
             }
-            match single_def(f, v.0) {
-                Some(init) => depends_on_block(f, init, depth + 1),
-                // Assigned several times: assume it may.
-                None => true,
-            }
+            let Some(defs) = all_defs(f, v.0) else {
+                // Address taken: assume it may.
+                return true;
+            };
+            visiting.push(v.0);
+            let r = defs
+                .into_iter()
+                .any(|d| depends_on_block_in(f, d, depth + 1, visiting));
+            visiting.pop();
+            r
         }
         _ => f
             .child_exprs(e)
             .into_iter()
-            .any(|c| depends_on_block(f, c, depth + 1)),
+            .any(|c| depends_on_block_in(f, c, depth + 1, visiting)),
     }
+}
+
+/// Every value a local is set from (initialiser, right-hand sides of plain
+/// and compound assignments); `None` when its address is taken.
+fn all_defs(f: &Function, v: u32) -> Option<Vec<ExprId>> {
+    let mut out = Vec::new();
+    for s in &f.stmts {
+        if let StmtKind::Decl {
+            var,
+            init: Some(init),
+        } = &s.kind
+            && var.0 == v
+        {
+            out.push(*init);
+        }
+    }
+    let is_v = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(w) if w.0 == v);
+    for e in &f.exprs {
+        match &e.kind {
+            ExprKind::Assign { lhs, rhs, .. } if is_v(*lhs) => out.push(*rhs),
+            ExprKind::Unary(crate::ir::UnOp::AddrOf, x) if is_v(*x) => return None,
+            _ => {}
+        }
+    }
+    Some(out)
 }
 
 /// Whether condition `c` has the same value for all threads of each warp.

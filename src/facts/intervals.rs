@@ -147,21 +147,22 @@ impl Cfg<'_> {
     }
 }
 
-/// Compute the intervals of `f`.
-pub fn compute(f: &Function) -> Intervals {
-    let Some(body) = f.body else {
-        return Intervals::default();
-    };
-    let mut cfg = Cfg {
-        f,
-        succ: Vec::new(),
-        breaks: Vec::new(),
-        continues: Vec::new(),
-    };
-    let first = cfg.build(body, EXIT);
-    cfg.succ.push((ENTRY, first));
-    let barriers: Vec<u32> = f
-        .barriers
+/// The statement-level control-flow graph of a function, as the interval
+/// computation sees it: nodes are statement ids, then [`ENTRY`] and
+/// [`EXIT`] at indices `n` and `n + 1`.
+pub struct Flow {
+    /// Successors of each node (by index).
+    pub succ: Vec<Vec<u32>>,
+    /// Whether each node is a barrier that separates intervals.
+    pub barrier: Vec<bool>,
+    /// The branch condition of each node that chooses between successors
+    /// (`if`, loop headers, `switch`), when it has one.
+    pub cond: Vec<Option<crate::ir::ExprId>>,
+}
+
+/// Block-wide and named barriers: they separate barrier intervals.
+fn interval_barriers(f: &Function) -> Vec<u32> {
+    f.barriers
         .iter()
         .filter(|b| {
             matches!(
@@ -179,7 +180,71 @@ pub fn compute(f: &Function) -> Intervals {
             )
         })
         .map(|b| b.stmt.0)
-        .collect();
+        .collect()
+}
+
+/// The control-flow graph of `f` (`None` without a body).
+pub fn flow(f: &Function) -> Option<Flow> {
+    let body = f.body?;
+    let mut cfg = Cfg {
+        f,
+        succ: Vec::new(),
+        breaks: Vec::new(),
+        continues: Vec::new(),
+    };
+    let first = cfg.build(body, EXIT);
+    cfg.succ.push((ENTRY, first));
+    let n = f.stmts.len();
+    let idx = |x: u32| -> usize {
+        match x {
+            ENTRY => n,
+            EXIT => n + 1,
+            _ => x as usize,
+        }
+    };
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n + 2];
+    for &(a, b) in &cfg.succ {
+        let t = idx(b) as u32;
+        if !succ[idx(a)].contains(&t) {
+            succ[idx(a)].push(t);
+        }
+    }
+    let mut barrier = vec![false; n + 2];
+    for b in interval_barriers(f) {
+        barrier[idx(b)] = true;
+    }
+    let mut cond = vec![None; n + 2];
+    for (i, st) in f.stmts.iter().enumerate() {
+        cond[i] = match &st.kind {
+            StmtKind::If { cond, .. }
+            | StmtKind::While { cond, .. }
+            | StmtKind::DoWhile { cond, .. }
+            | StmtKind::Switch { cond, .. } => Some(*cond),
+            StmtKind::For { cond, .. } => *cond,
+            _ => None,
+        };
+    }
+    Some(Flow {
+        succ,
+        barrier,
+        cond,
+    })
+}
+
+/// Compute the intervals of `f`.
+pub fn compute(f: &Function) -> Intervals {
+    let Some(body) = f.body else {
+        return Intervals::default();
+    };
+    let mut cfg = Cfg {
+        f,
+        succ: Vec::new(),
+        breaks: Vec::new(),
+        continues: Vec::new(),
+    };
+    let first = cfg.build(body, EXIT);
+    cfg.succ.push((ENTRY, first));
+    let barriers: Vec<u32> = interval_barriers(f);
     let mut srcs: Vec<u32> = f.accesses.iter().map(|a| a.stmt.0).collect();
     srcs.sort_unstable();
     srcs.dedup();

@@ -552,6 +552,167 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// Where pointer variable `v` points when statement `at` runs: at the
+    /// start of its own pointee ([`Rebase::Plain`]: a parameter never
+    /// written, an array), at an offset from another variable (`T *p =
+    /// base + off`, `p = &a[i]`, a parameter advanced once by `p += off`
+    /// before `at`), or somewhere the model cannot follow.
+    fn rebase(&self, v: VarId, at: StmtId, depth: u32) -> Rebase {
+        let f = self.f;
+        let var = f.var(v);
+        if !matches!(var.ty, Type::Pointer(_)) {
+            return Rebase::Plain;
+        }
+        if depth > 8 {
+            return Rebase::Unknown;
+        }
+        let vi = v.0 as usize;
+        let defs = self.defs.get(vi).copied().unwrap_or(u32::MAX);
+        let is_param = var.param_position.is_some();
+        if is_param && defs == 0 {
+            return Rebase::Plain;
+        }
+        // The statements that set `v`: declarations and top-level assignments.
+        let mut sets: Vec<(StmtId, ExprId, Option<BinOp>, bool)> = Vec::new();
+        let mut bare_decl = false;
+        for (si, st) in f.stmts.iter().enumerate() {
+            match &st.kind {
+                StmtKind::Decl { var: w, init } if *w == v => match init {
+                    Some(e) => sets.push((StmtId(si as u32), *e, None, true)),
+                    None => bare_decl = true,
+                },
+                StmtKind::Expr(e) => {
+                    if let ExprKind::Assign { op, lhs, rhs } = &f.expr(*e).kind
+                        && matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+                    {
+                        sets.push((StmtId(si as u32), *rhs, *op, false));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let expected = sets.len() as u32 + u32::from(bare_decl);
+        if sets.len() != 1 || defs != expected {
+            return Rebase::Unknown;
+        }
+        let (s, rhs, op, is_decl) = sets[0];
+        if !is_decl && !self.dominates(s, at) {
+            return Rebase::Unknown;
+        }
+        let loops = self
+            .places
+            .get(&s.0)
+            .map(|p| p.loops.clone())
+            .unwrap_or_default();
+        match op {
+            None => match self.pointer_value(rhs, s, &loops, depth + 1) {
+                Some((base, off)) => Rebase::Offset(base, off),
+                None => Rebase::Unknown,
+            },
+            Some(op @ (BinOp::Add | BinOp::Sub)) if is_param => {
+                let elem = var.ty.element().and_then(Type::bytes);
+                let off = match (self.lin(rhs, &loops, 0), elem) {
+                    (Some(l), Some(b)) => l.scale(if op == BinOp::Add {
+                        b as i64
+                    } else {
+                        -(b as i64)
+                    }),
+                    _ => None,
+                };
+                Rebase::Offset(v, off)
+            }
+            _ => Rebase::Unknown,
+        }
+    }
+
+    /// Whether statement `s` runs before `at` whenever `at` runs: its loops
+    /// and guards enclose `at` too, and it comes first.
+    fn dominates(&self, s: StmtId, at: StmtId) -> bool {
+        let (Some(ps), Some(pa)) = (self.places.get(&s.0), self.places.get(&at.0)) else {
+            return false;
+        };
+        let (ss, sa) = (self.f.stmt(s).span, self.f.stmt(at).span);
+        pa.loops.starts_with(&ps.loops)
+            && pa.guards.starts_with(&ps.guards)
+            && (ss.end_line, ss.end_col) <= (sa.line, sa.col)
+    }
+
+    /// A pointer expression as (base variable, byte offset from it).
+    fn pointer_value(
+        &self,
+        e: ExprId,
+        at: StmtId,
+        loops: &[u32],
+        depth: u32,
+    ) -> Option<(VarId, Option<Lin>)> {
+        if depth > 16 {
+            return None;
+        }
+        let f = self.f;
+        let add = |x: Option<Lin>, y: Option<Lin>, k: i64| match (x, y) {
+            (Some(x), Some(y)) => x.add(&y, k),
+            _ => None,
+        };
+        match &f.expr(e).kind {
+            ExprKind::Var(w) => match &f.var(*w).ty {
+                Type::Pointer(_) => match self.rebase(*w, at, depth + 1) {
+                    Rebase::Plain => Some((*w, Some(Lin::constant(0)))),
+                    Rebase::Offset(b, off) => Some((b, off)),
+                    Rebase::Unknown => None,
+                },
+                Type::Array(..) => Some((*w, Some(Lin::constant(0)))),
+                _ => None,
+            },
+            ExprKind::Cast(_, a) => self.pointer_value(*a, at, loops, depth + 1),
+            ExprKind::Binary(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+                let (p, i, k) = if is_pointer_expr(f, *a) {
+                    (*a, *b, if *op == BinOp::Add { 1 } else { -1 })
+                } else if *op == BinOp::Add && is_pointer_expr(f, *b) {
+                    (*b, *a, 1)
+                } else {
+                    return None;
+                };
+                let (base, off) = self.pointer_value(p, at, loops, depth + 1)?;
+                let step = match (self.lin(i, loops, 0), pointee_bytes(f, p)) {
+                    (Some(l), Some(n)) => l.scale(n as i64),
+                    _ => None,
+                };
+                Some((base, add(off, step, k)))
+            }
+            ExprKind::Unary(UnOp::AddrOf, x) => {
+                let mut idx = Vec::new();
+                let mut r = *x;
+                while let ExprKind::Index { base, index } = &f.expr(r).kind {
+                    idx.push(*index);
+                    r = *base;
+                }
+                idx.reverse();
+                let ExprKind::Var(w) = f.expr(r).kind else {
+                    return None;
+                };
+                let (base, off) = self.pointer_value(r, at, loops, depth + 1)?;
+                if idx.is_empty() {
+                    return (w == base).then_some((base, off));
+                }
+                // Byte strides of the subscripts, innermost last.
+                let mut ty = f.var(w).ty.clone();
+                let mut total = off;
+                for i in idx {
+                    let elem = ty.element().cloned();
+                    let stride = elem.as_ref().and_then(Type::bytes);
+                    let step = match (self.lin(i, loops, 0), stride) {
+                        (Some(l), Some(n)) => l.scale(n as i64),
+                        _ => None,
+                    };
+                    total = add(total, step, 1);
+                    ty = elem?;
+                }
+                Some((base, total))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `p` is a local (not a parameter, not a shared or global
     /// variable): what it points to can be written by the thread itself.
     fn local_pointer(&self, p: ExprId) -> bool {
@@ -587,6 +748,100 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// The linear thread index in the block, when the block's shape allows
+    /// it (`threadIdx.x` for 1-D blocks).
+    fn linear_tid(&self) -> Option<Lin> {
+        let (bx, by, bz) = (self.block_dim(0), self.block_dim(1), self.block_dim(2));
+        match (by, bz) {
+            (Some(1), Some(1)) => Some(Lin::atom(Atom::Tid(0))),
+            (Some(y), Some(z)) => {
+                let bx = bx?;
+                Lin::atom(Atom::Tid(0))
+                    .add(&Lin::atom(Atom::Tid(1)), bx)?
+                    .add(&Lin::atom(Atom::Tid(2)), bx.checked_mul(y)?)
+                    .filter(|_| z >= 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// Cooperative groups' ranks and sizes (issue 8, class 2):
+    /// `tile.thread_rank()` is the linear thread index mod N for a tile of
+    /// N threads, `tile.meta_group_rank()` its quotient, `tile.size()` N;
+    /// `block.thread_rank()` the linear thread index.
+    fn group_rank(&self, e: ExprId) -> Option<Lin> {
+        let f = self.f;
+        let ExprKind::Call {
+            callee,
+            receiver,
+            args,
+        } = &f.expr(e).kind
+        else {
+            return None;
+        };
+        let base = callee
+            .rsplit(['.', ':'])
+            .next()
+            .unwrap_or(callee)
+            .trim_start_matches('>');
+        let group = receiver.or_else(|| args.first().copied())?;
+        match super::coop::group_size(f, Some(group)) {
+            Some(n) if n > 0 => match base {
+                "thread_rank" => self.linear_tid()?.rem(n),
+                "meta_group_rank" => self.linear_tid()?.quot(n),
+                "size" | "num_threads" => Some(Lin::constant(n)),
+                _ => None,
+            },
+            _ => {
+                let text = match &f.expr(group).kind {
+                    ExprKind::Var(v) => {
+                        let mut t = format!("{:?}", f.var(*v).ty);
+                        for d in super::coop::var_definitions(f, *v) {
+                            t.push_str(&f.expr_text(d));
+                        }
+                        t
+                    }
+                    _ => f.expr_text(group),
+                };
+                let block = text.contains("this_thread_block")
+                    || (text.contains("thread_block") && !text.contains("tile"));
+                match base {
+                    "thread_rank" if block => self.linear_tid(),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// Whether `e` (through locals set once) calls a cooperative group's
+    /// rank (`thread_rank`, `meta_group_rank`, `thread_index`, …).
+    fn mentions_group_rank(&self, e: ExprId, depth: u32) -> bool {
+        if depth > 12 {
+            return false;
+        }
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Call { callee, .. } => {
+                let base = callee.rsplit(['.', ':']).next().unwrap_or(callee);
+                matches!(
+                    base,
+                    "thread_rank" | "meta_group_rank" | "thread_index" | "group_index"
+                ) || f
+                    .child_exprs(e)
+                    .into_iter()
+                    .any(|c| self.mentions_group_rank(c, depth + 1))
+            }
+            ExprKind::Var(v) => match self.init.get(v.0 as usize).copied().flatten() {
+                Some(i) if self.defs[v.0 as usize] == 1 => self.mentions_group_rank(i, depth + 1),
+                _ => false,
+            },
+            _ => f
+                .child_exprs(e)
+                .into_iter()
+                .any(|c| self.mentions_group_rank(c, depth + 1)),
+        }
+    }
+
     /// A thread-invariant value named by its text.
     fn sym(&self, e: ExprId) -> Lin {
         Lin::atom(Atom::Sym(self.f.expr_text(e), self.mentions_block(e, 0)))
@@ -598,7 +853,9 @@ impl<'a> Cx<'a> {
             return None;
         }
         let f = self.f;
-        let uniform = self.u.is_uniform(e.0);
+        // Block-uniform per the uniformity facts, and not a per-warp value
+        // (cooperative groups' `meta_group_rank()` counts as uniform there).
+        let uniform = self.u.is_uniform(e.0) && !self.mentions_group_rank(e, 0);
         match &f.expr(e).kind {
             ExprKind::Int(v) => Some(Lin::constant(*v)),
             ExprKind::Bool(b) => Some(Lin::constant(i64::from(*b))),
@@ -699,6 +956,7 @@ impl<'a> Cx<'a> {
                     _ => None,
                 }
             }
+            ExprKind::Call { .. } if self.group_rank(e).is_some() => self.group_rank(e),
             ExprKind::Call { callee, args, .. } => {
                 let base = callee.rsplit("::").next().unwrap_or(callee);
                 // An atomic add of something that can be 0 can return the
@@ -721,6 +979,7 @@ impl<'a> Cx<'a> {
 }
 
 /// One access as the race check sees it.
+#[derive(Clone)]
 struct Acc {
     side: RaceSide,
     key: String,
@@ -730,6 +989,12 @@ struct Acc {
     elem: Option<u64>,
     bytes: Option<u64>,
     field: u64,
+    /// Declared extents of a multi-dimensional array, outermost first.
+    dims: Vec<Option<u64>>,
+    /// The access goes through a pointer derived from another variable
+    /// (`p = base + off`, `p += off`): the byte offset of `p` from the base,
+    /// evaluated where `p` was set (`None` inside: not linear).
+    base_off: Option<Option<Lin>>,
 }
 
 /// Expressions of a statement (not of nested statements).
@@ -786,6 +1051,8 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
                         elem: var.ty.bytes(),
                         bytes: var.ty.bytes(),
                         field: 0,
+                        dims: Vec::new(),
+                        base_off: None,
                     });
                 }
                 ExprKind::Assign { op, lhs, rhs } => {
@@ -855,6 +1122,8 @@ pub fn races(
             elem: a.elem_bytes,
             bytes: a.access_bytes,
             field: a.field_offset.unwrap_or(0),
+            dims: a.dims.clone(),
+            base_off: None,
         });
     }
     accs.extend(shared_scalars(f));
@@ -862,12 +1131,39 @@ pub fn races(
         return out;
     }
     let cx = Cx::new(f, u, launch);
+    // Accesses through pointers set from another array or pointer are
+    // accesses of that base at an offset.
+    for acc in accs.iter_mut() {
+        let Some(i) = acc.side.access else { continue };
+        let a = &f.accesses[i];
+        let Some(v) = a.var else { continue };
+        match cx.rebase(v, a.stmt, 0) {
+            Rebase::Plain => {}
+            Rebase::Offset(base, off) => {
+                acc.key = format!("var:{}", base.0);
+                acc.base_off = Some(off);
+            }
+            Rebase::Unknown => {
+                // A pointer whose value can differ between threads and is
+                // not linear: the address is unknown.
+                let per_thread = base_var_expr(f, a.expr)
+                    .map(|e| !u.is_uniform(e.0) || cx.mentions_block(e, 0))
+                    .unwrap_or(true);
+                if per_thread {
+                    acc.base_off = Some(None);
+                }
+            }
+        }
+    }
     // Two statements can run at once in different threads when they share a
     // barrier interval (either order, either branch of an `if`).
     let starts = iv.starts();
-    let share = |x: u32, y: u32| match (starts.get(&x), starts.get(&y)) {
-        (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
-        _ => false,
+    let conc = Concurrency::new(f, u);
+    let share = |x: u32, y: u32| {
+        (match (starts.get(&x), starts.get(&y)) {
+            (Some(a), Some(b)) => a.iter().any(|s| b.contains(s)),
+            _ => false,
+        }) && conc.concurrent(x, y)
     };
     let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
     let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -918,7 +1214,21 @@ pub fn races(
                     ));
                     break 'outer;
                 }
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block) {
+                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false) {
+                    // Lanes of one warp storing one warp-uniform value (a
+                    // warp reduction's result, a constant) in the same
+                    // statement: benign, like GPUVerify's equality
+                    // abstraction, when threads of different warps never
+                    // collide.
+                    if i == j
+                        && a.side.is_write
+                        && r.proven
+                        && !launch.warp_lockstep
+                        && stored_value_warp_uniform(&cx, a)
+                        && check_pair(&cx, a, b, true, block_conc, inter_block, true).is_none()
+                    {
+                        continue;
+                    }
                     reported.insert(lines);
                     out.races.push(r);
                 }
@@ -928,9 +1238,352 @@ pub fn races(
     out
 }
 
+/// How an access through a pointer variable relates to other accesses.
+enum Rebase {
+    /// The pointer is its own base.
+    Plain,
+    /// `base` plus a byte offset (`None`: not linear).
+    Offset(VarId, Option<Lin>),
+    /// Set in ways the model does not follow.
+    Unknown,
+}
+
+/// Whether `e` is a pointer (or array) expression.
+fn is_pointer_expr(f: &Function, e: ExprId) -> bool {
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => f.var(*v).ty.is_indexable(),
+        ExprKind::Cast(t, _) => matches!(t, Type::Pointer(_)),
+        ExprKind::Unary(UnOp::AddrOf, _) => true,
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+            is_pointer_expr(f, *a) || is_pointer_expr(f, *b)
+        }
+        _ => false,
+    }
+}
+
+/// Size of what pointer expression `e` points to.
+fn pointee_bytes(f: &Function, e: ExprId) -> Option<u64> {
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => f.var(*v).ty.element().and_then(Type::bytes),
+        ExprKind::Cast(t, _) => t.element().and_then(Type::bytes),
+        ExprKind::Unary(UnOp::AddrOf, x) => {
+            let mut r = *x;
+            let mut n = 0;
+            while let ExprKind::Index { base, .. } = &f.expr(r).kind {
+                n += 1;
+                r = *base;
+            }
+            let ExprKind::Var(w) = f.expr(r).kind else {
+                return None;
+            };
+            let mut ty = f.var(w).ty.clone();
+            for _ in 0..n {
+                ty = ty.element()?.clone();
+            }
+            ty.bytes()
+        }
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+            if is_pointer_expr(f, *a) {
+                pointee_bytes(f, *a)
+            } else {
+                pointee_bytes(f, *b)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The variable expression at the root of an access (`p` in `p[i]`, `*(p + i)`).
+fn base_var_expr(f: &Function, mut e: ExprId) -> Option<ExprId> {
+    for _ in 0..64 {
+        match &f.expr(e).kind {
+            ExprKind::Var(_) => return Some(e),
+            ExprKind::Index { base, .. } => e = *base,
+            ExprKind::Unary(UnOp::Deref, p) | ExprKind::Cast(_, p) => e = *p,
+            ExprKind::Member { base, .. } => e = *base,
+            ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => {
+                e = if is_pointer_expr(f, *a) { *a } else { *b }
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Whether two statements can run at the same time in two threads of one
+/// block, refining "they share a barrier interval": threads that leave the
+/// same barrier instance take the same side of every block-uniform branch,
+/// so they can be at `a` and `b` at once only when one follows the other
+/// without a barrier (the same path, at different progress) or a
+/// thread-dependent branch sends them different ways.
+struct Concurrency {
+    flow: Option<super::intervals::Flow>,
+    /// Thread-dependent branch nodes and their successors.
+    splits: Vec<Vec<u32>>,
+    /// Nodes reachable without crossing a barrier, per start node.
+    memo: std::cell::RefCell<HashMap<u32, std::rc::Rc<Vec<u64>>>>,
+}
+
+/// Functions with more statements than this keep the coarse interval test.
+const CONCURRENCY_LIMIT: usize = 30_000;
+
+impl Concurrency {
+    fn new(f: &Function, u: &Uniformity) -> Concurrency {
+        let flow = (f.stmts.len() <= CONCURRENCY_LIMIT)
+            .then(|| super::intervals::flow(f))
+            .flatten();
+        let mut splits = Vec::new();
+        if let Some(fl) = &flow {
+            for (i, c) in fl.cond.iter().enumerate() {
+                if let Some(c) = c
+                    && fl.succ[i].len() > 1
+                    && !u.is_uniform(c.0)
+                {
+                    splits.push(fl.succ[i].clone());
+                }
+            }
+        }
+        Concurrency {
+            flow,
+            splits,
+            memo: std::cell::RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Nodes a thread can reach from the start of node `x` (`x` included
+    /// unless it is a barrier) without crossing a barrier.
+    fn reach(&self, x: u32) -> std::rc::Rc<Vec<u64>> {
+        if let Some(r) = self.memo.borrow().get(&x) {
+            return r.clone();
+        }
+        let fl = self.flow.as_ref().expect("flow");
+        let n = fl.succ.len();
+        let mut seen = vec![0u64; n.div_ceil(64)];
+        let mut stack = vec![x as usize];
+        while let Some(t) = stack.pop() {
+            if fl.barrier[t] || seen[t / 64] & (1 << (t % 64)) != 0 {
+                continue;
+            }
+            seen[t / 64] |= 1 << (t % 64);
+            stack.extend(fl.succ[t].iter().map(|&v| v as usize));
+        }
+        let r = std::rc::Rc::new(seen);
+        self.memo.borrow_mut().insert(x, r.clone());
+        r
+    }
+
+    fn after(&self, x: u32, y: u32) -> bool {
+        // y reachable from x's successors without a barrier.
+        let fl = self.flow.as_ref().expect("flow");
+        fl.succ[x as usize].iter().any(|&s| {
+            let r = self.reach(s);
+            r[y as usize / 64] & (1 << (y % 64)) != 0
+        })
+    }
+
+    fn concurrent(&self, a: u32, b: u32) -> bool {
+        if self.flow.is_none() {
+            return true;
+        }
+        if self.after(a, b) || self.after(b, a) {
+            return true;
+        }
+        let has = |r: &Vec<u64>, y: u32| r[y as usize / 64] & (1 << (y % 64)) != 0;
+        self.splits.iter().any(|succ| {
+            let rs: Vec<std::rc::Rc<Vec<u64>>> = succ.iter().map(|&s| self.reach(s)).collect();
+            rs.iter().enumerate().any(|(i, ri)| {
+                has(ri, a) && rs.iter().enumerate().any(|(j, rj)| i != j && has(rj, b))
+            })
+        })
+    }
+}
+
+/// Whether the value `a` (a write) stores is the same for every lane of a
+/// warp: a constant, a block-uniform value, or the result of a warp
+/// collective that returns one value to all lanes (`cg::reduce`,
+/// `__reduce_*_sync`, a shuffle from a fixed lane), directly or through a
+/// local set once.
+fn stored_value_warp_uniform(cx: &Cx<'_>, a: &Acc) -> bool {
+    let f = cx.f;
+    let Some(i) = a.side.access else {
+        return false;
+    };
+    let target = f.accesses[i].expr;
+    let Some(rhs) = f.exprs.iter().find_map(|e| match &e.kind {
+        ExprKind::Assign { op: None, lhs, rhs } if *lhs == target => Some(*rhs),
+        _ => None,
+    }) else {
+        return false;
+    };
+    warp_uniform_value(cx, rhs, 0) || reaching_value_warp_uniform(cx, rhs, a.side.stmt)
+}
+
+/// For a store of a local `v`: whether the one definition of `v` that
+/// reaches statement `at` (the last one before it, dominating it, with the
+/// later ones outside every loop around `at`) gives a warp-uniform value.
+fn reaching_value_warp_uniform(cx: &Cx<'_>, e: ExprId, at: u32) -> bool {
+    let f = cx.f;
+    let ExprKind::Var(v) = f.expr(e).kind else {
+        return false;
+    };
+    if f.var(v).param_position.is_some() {
+        return false;
+    }
+    let mut defs: Vec<(StmtId, ExprId)> = Vec::new();
+    for (si, st) in f.stmts.iter().enumerate() {
+        match &st.kind {
+            StmtKind::Decl { var, init: Some(i) } if *var == v => {
+                defs.push((StmtId(si as u32), *i))
+            }
+            StmtKind::Expr(x) => {
+                if let ExprKind::Assign { op: None, lhs, rhs } = &f.expr(*x).kind
+                    && matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+                {
+                    defs.push((StmtId(si as u32), *rhs));
+                }
+            }
+            _ => {}
+        }
+    }
+    if defs.len() as u32 != cx.defs.get(v.0 as usize).copied().unwrap_or(0) {
+        return false;
+    }
+    let at_span = f.stmt(StmtId(at)).span;
+    let before = |s: StmtId| {
+        let sp = f.stmt(s).span;
+        (sp.end_line, sp.end_col) <= (at_span.line, at_span.col)
+    };
+    let Some(&(last, value)) = defs
+        .iter()
+        .filter(|(s, _)| before(*s))
+        .max_by_key(|(s, _)| (f.stmt(*s).span.line, f.stmt(*s).span.col))
+    else {
+        return false;
+    };
+    let at_loops = cx
+        .places
+        .get(&at)
+        .map(|p| p.loops.clone())
+        .unwrap_or_default();
+    let later_ok = defs.iter().filter(|(s, _)| !before(*s)).all(|(s, _)| {
+        cx.places
+            .get(&s.0)
+            .is_some_and(|p| !p.loops.iter().any(|l| at_loops.contains(l)))
+    });
+    let decl = matches!(f.stmt(last).kind, StmtKind::Decl { .. });
+    later_ok && (decl || cx.dominates(last, StmtId(at))) && warp_uniform_value(cx, value, 0)
+}
+
+/// Whether local `v` is assigned anywhere (a plain or compound assignment).
+fn reaching_assigned(f: &Function, v: VarId) -> bool {
+    f.exprs.iter().any(|e| match &e.kind {
+        ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
+            matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w == v)
+        }
+        _ => false,
+    })
+}
+
+fn warp_uniform_value(cx: &Cx<'_>, e: ExprId, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let f = cx.f;
+    // A local never set (`pair_t fresh; p[k] = fresh;`) holds garbage that
+    // can differ per thread, whatever the uniformity facts say.
+    if let ExprKind::Var(v) = f.expr(e).kind
+        && f.var(v).param_position.is_none()
+        && f.var(v).space.is_none()
+        && cx.defs.get(v.0 as usize).copied().unwrap_or(0) <= 1
+        && cx.init.get(v.0 as usize).copied().flatten().is_none()
+        && !reaching_assigned(f, v)
+    {
+        return false;
+    }
+    if cx.u.is_uniform(e.0) {
+        return true;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, x) | ExprKind::Unary(UnOp::Neg | UnOp::Plus, x) => {
+            warp_uniform_value(cx, *x, depth + 1)
+        }
+        ExprKind::Var(v) => match (
+            cx.init.get(v.0 as usize).copied().flatten(),
+            cx.defs.get(v.0 as usize),
+        ) {
+            (Some(i), Some(1)) => warp_uniform_value(cx, i, depth + 1),
+            _ => false,
+        },
+        ExprKind::Call { callee, args, .. } => {
+            let base = callee.rsplit("::").next().unwrap_or(callee);
+            match base {
+                "reduce" => callee.contains("cg::") || callee.contains("cooperative_groups"),
+                b if b.starts_with("__reduce_") && b.ends_with("_sync") => true,
+                "__shfl_sync" => args
+                    .get(2)
+                    .is_some_and(|l| super::barriers::const_value(f, *l).is_some()),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// Whether an index of `a` depends on `blockIdx`.
 fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
     a.indices.iter().any(|e| cx.mentions_block(*e, 0))
+        || matches!(&a.base_off, Some(Some(l)) if lin_mentions_block(l))
+}
+
+fn lin_mentions_block(l: &Lin) -> bool {
+    l.terms.keys().any(|a| match a {
+        Atom::Bid(_) | Atom::Sym(_, true) => true,
+        Atom::Quot(x, _) => lin_mentions_block(x),
+        _ => false,
+    })
+}
+
+/// For a pair where one access goes through a rebased pointer: both
+/// addresses as one byte offset from the common base (element size 1, so
+/// the solver compares byte ranges); `None` entries where it is not linear.
+fn flatten(acc: &Acc, lins: &[Option<Lin>]) -> (Acc, Vec<Option<Lin>>) {
+    let mut out = acc.clone();
+    out.elem = Some(1);
+    out.field = 0;
+    let n = lins.len().max(1);
+    let unknown = (out.clone(), vec![None; n]);
+    let off = match &acc.base_off {
+        Some(None) => return unknown,
+        Some(Some(l)) => l.clone(),
+        None => Lin::constant(0),
+    };
+    let (Some(elem), Some(_)) = (acc.elem, acc.bytes) else {
+        return unknown;
+    };
+    let dims = acc
+        .side
+        .access
+        .map(|_| acc.dims.clone())
+        .unwrap_or_default();
+    let mut total = Some(off);
+    for (k, l) in lins.iter().enumerate() {
+        let mut stride = Some(elem as i64);
+        for d in dims.iter().skip(k + 1) {
+            stride = match (stride, d) {
+                (Some(s), Some(d)) => s.checked_mul(*d as i64),
+                _ => None,
+            };
+        }
+        if lins.len() > 1 && dims.len() != lins.len() {
+            stride = None;
+        }
+        total = match (total, l, stride) {
+            (Some(t), Some(l), Some(s)) => l.clone().scale(s).and_then(|x| t.add(&x, 1)),
+            _ => None,
+        };
+    }
+    let total = total.and_then(|t| t.add(&Lin::constant(acc.field as i64), 1));
+    (out, vec![total])
 }
 
 /// Per-thread instance of the atoms of a pair.
@@ -953,12 +1606,23 @@ fn check_pair(
     same: bool,
     block_conc: bool,
     inter_block: bool,
+    warps_apart: bool,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
     let pb = cx.places.get(&b.side.stmt).cloned().unwrap_or_default();
     let ia: Vec<Option<Lin>> = a.indices.iter().map(|e| cx.lin(*e, &pa.loops, 0)).collect();
     let ib: Vec<Option<Lin>> = b.indices.iter().map(|e| cx.lin(*e, &pb.loops, 0)).collect();
+    // Through rebased pointers: compare byte offsets from the common base.
+    let flat;
+    let (a, b, ia, ib) = if a.base_off.is_some() || b.base_off.is_some() {
+        let (fa, la) = flatten(a, &ia);
+        let (fb, lb) = flatten(b, &ib);
+        flat = (fa, fb);
+        (&flat.0, &flat.1, la, lb)
+    } else {
+        (a, b, ia, ib)
+    };
     let known = ia.iter().chain(&ib).all(Option::is_some) && ia.len() == ib.len();
     // A device function does not know how many threads call it (often one,
     // under `if (tid == 0)` in the caller): addresses that do not depend on
@@ -1034,7 +1698,8 @@ fn check_pair(
             .flatten()
             .any(|l| l.terms.keys().any(|a| matches!(a, Atom::Sym(_, true))))
     };
-    let lockstep = cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write);
+    let lockstep =
+        (cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write)) || warps_apart;
     for between_blocks in modes {
         // Opaque values that differ between blocks say nothing across blocks.
         if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
@@ -1245,7 +1910,9 @@ fn solve(
             let eb = to_expr(&mut inst, lb, 1, &mut cons);
             let last = i + 1 == n;
             match (last, a.elem, b.elem, a.bytes, b.bytes) {
-                (true, Some(ea_b), Some(eb_b), Some(sa), Some(sb)) if ea_b != eb_b || sa != sb => {
+                (true, Some(ea_b), Some(eb_b), Some(sa), Some(sb))
+                    if ea_b != eb_b || sa != sb || ea_b == 1 =>
+                {
                     // Byte ranges overlap.
                     let start_a = ea * ea_b as f64 + a.field as f64;
                     let start_b = eb * eb_b as f64 + b.field as f64;
@@ -1361,7 +2028,52 @@ fn atom_var(
     } else {
         -big
     };
-    let v = inst.vars.add(variable().integer().min(lo).max(big));
+    // blockDim and gridDim of an unknown launch are at least 1 (blockDim
+    // at most 1024, 64 in z; blockDim.x whole warps) and bound the thread
+    // and block indices.
+    let dim_atom = match atom {
+        Atom::Sym(s, _) => {
+            let d = match s.rsplit('.').next() {
+                Some("x") => Some(0usize),
+                Some("y") => Some(1),
+                Some("z") => Some(2),
+                _ => None,
+            };
+            match (s.split('.').next(), d) {
+                (Some("blockDim"), Some(d)) => Some((true, d)),
+                (Some("gridDim"), Some(d)) => Some((false, d)),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let v = match dim_atom {
+        Some((block, d)) => {
+            let hi = match (block, d) {
+                (true, 2) => 64.0,
+                (true, _) => 1024.0,
+                (false, 0) => 2_147_483_647.0,
+                (false, _) => 65_535.0,
+            };
+            let v = inst.vars.add(variable().integer().min(1.0).max(hi));
+            if block && d == 0 {
+                // Code sized by warps (`blockDim.x / 32`) is launched with
+                // whole warps: an unknown blockDim.x is a multiple of 32.
+                let w = inst.vars.add(variable().integer().min(1.0).max(32.0));
+                _cons.push(constraint::eq(Expression::from(v), 32.0 * w));
+            }
+            for kk in 0..2 {
+                let idx = if block {
+                    inst.tid[kk][d]
+                } else {
+                    inst.bid[kk][d]
+                };
+                _cons.push(constraint::leq(Expression::from(idx) + 1.0, v));
+            }
+            v
+        }
+        None => inst.vars.add(variable().integer().min(lo).max(big)),
+    };
     let name = match atom {
         Atom::Iter(l) => {
             let n = cx
