@@ -78,8 +78,12 @@ def lines_of(path):
 
 
 def ident_at(text, col):
-    m = re.match(r"[A-Za-z_]\w*", text[col - 1:]) if 0 < col <= len(text) else None
-    return m.group(0) if m else None
+    if not 0 < col <= len(text) or (col > 1 and re.match(r"\w", text[col - 2])):
+        return None
+    m = re.match(r"[A-Za-z_]\w*", text[col - 1:])
+    if not m or m.group(0) in ("threadIdx", "blockIdx", "blockDim", "gridDim"):
+        return None
+    return m.group(0)
 
 
 def definition_ranges(ls, fn):

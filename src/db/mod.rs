@@ -93,6 +93,10 @@ pub struct Workspace {
     /// `[launch] warp_lockstep` (races owns this field).
     #[returns(copy)]
     pub warp_lockstep: bool,
+    /// The cost model (`[cost]` of `cudalog.toml`; issue 8: the findings
+    /// follow it, e.g. `sector_bytes = 128`).
+    #[returns(copy)]
+    pub cost: crate::facts::cost::CostModel,
     /// The name index: one [`NameEntry`] per function name that is defined,
     /// called or launched anywhere. Replaced only when a name appears or
     /// disappears; the entries themselves change in place.
@@ -166,6 +170,7 @@ impl Database {
             [256, 1, 1],
             [None; 3],
             false,
+            crate::facts::cost::CostModel::default(),
             Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);
@@ -503,11 +508,13 @@ pub fn function_inputs<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionInp
 pub fn function_analysis<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<crate::facts::Analysis> {
     let ir = function_ir(db, f);
     let inputs = function_inputs(db, f);
-    Arc::new(crate::facts::Analysis::compute_with(
+    let cost = db.workspace().cost(db);
+    Arc::new(crate::facts::Analysis::compute_with_cost(
         &ir,
         inputs.launch,
         &inputs.callees,
         &inputs.params,
+        &cost,
     ))
 }
 

@@ -199,6 +199,8 @@ impl Indexer {
         ws.set_default_grid(&mut ix.db).to(grid);
         let lockstep = ix.config.launch.warp_lockstep;
         ws.set_warp_lockstep(&mut ix.db).to(lockstep);
+        let cost = crate::facts::cost::CostModel::from(&ix.config.cost);
+        ws.set_cost(&mut ix.db).to(cost);
         ix
     }
 
