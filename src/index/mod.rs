@@ -394,7 +394,7 @@ impl Indexer {
     /// includes (transitively), path, content and resolved includes; and
     /// the engine. Equal deps hashes mean the file's scan reads the same.
     fn deps_hash(&self, graph: &includes::IncludeGraph, file: &Path) -> String {
-        let reach = graph.reach(file);
+        let reach = graph.context_reach(file);
         let parts: Vec<(String, &str, Vec<String>)> = reach
             .iter()
             .map(|p| {
