@@ -1398,6 +1398,23 @@ impl<'a> Lower<'a> {
                     Mode::Write
                 };
                 let lhs = self.expr_node(l, cx, lhs_mode);
+                // (issue 8) `T* p; … p = &g[off];`: a local pointer declared
+                // without an initializer points where it is first assigned
+                // (lavaMD's `fA = &d_fv_gpu[first_i]`); a later assignment
+                // into another space makes it generic.
+                if op.is_none()
+                    && let ExprKind::Var(v) = self.f.expr(lhs).kind
+                    && self.f.var(v).param_position.is_none()
+                    && matches!(self.f.var(v).ty, Type::Pointer(..))
+                    && let Some(sp) = self.pointer_space(rhs)
+                {
+                    let var = &mut self.f.vars[v.0 as usize];
+                    var.space = match var.space {
+                        None => Some(sp),
+                        Some(old) if old == sp => Some(sp),
+                        Some(_) => Some(MemSpace::Generic),
+                    };
+                }
                 self.expr(ExprKind::Assign { op, lhs, rhs }, span)
             }
             "update_expression" => {
