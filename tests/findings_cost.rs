@@ -83,7 +83,10 @@ fn symbolic_rows_with_a_constant_offset_are_misaligned_up_to() {
     assert_eq!(rows[0]["rule"], "misaligned-global");
     let m = rows[0]["message"].as_str().unwrap();
     // Two rows of 16 floats: 4 sectors aligned, up to 6 misaligned.
-    assert!(m.contains("up to 6 sectors") && m.contains("where 4"), "{m}");
+    assert!(
+        m.contains("up to 6 sectors") && m.contains("where 4"),
+        "{m}"
+    );
     assert_eq!(rows[0]["facts"]["cost"]["up_to"], 6);
 }
 
@@ -106,7 +109,10 @@ fn sector_bytes_128_changes_the_findings() {
     assert!(rows.iter().all(|r| r["rule"] == "uncoalesced-global"));
     assert_eq!(rows[0]["rule"], "uncoalesced-global");
     let m = rows[0]["message"].as_str().unwrap();
-    assert!(m.contains("sectors of 128 B") && m.contains("where 1"), "{m}");
+    assert!(
+        m.contains("sectors of 128 B") && m.contains("where 1"),
+        "{m}"
+    );
     let one = global_in(&all, "one_field");
     assert!(
         one[0]["message"]

@@ -81,4 +81,3 @@ fn unknown_values_keep_the_dimensionality() {
         [None, None, Some(1)]
     );
 }
-

@@ -256,7 +256,8 @@ fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
     let path = file.path(db).clone();
     // (issue 8) A source file `#include`d by another one (Rodinia's
     // `#include "kernel.cu"`) starts in its includer's scope.
-    let initial = include_context(db, file).unwrap_or_else(|| db.workspace().initial_scope(db).clone());
+    let initial =
+        include_context(db, file).unwrap_or_else(|| db.workspace().initial_scope(db).clone());
     // (harden) names #defined anywhere in the workspace stay undecidable in
     // #ifdef; the scan keeps only those its own directives mention.
     let elsewhere = workspace_defines(db);
@@ -327,10 +328,7 @@ pub fn include_context(db: &dyn Db, file: SourceFile) -> Option<Arc<Scope>> {
                 continue;
             }
             let text = f.text(db);
-            let prefix: String = text
-                .split_inclusive('\n')
-                .take(*line)
-                .collect::<String>();
+            let prefix: String = text.split_inclusive('\n').take(*line).collect::<String>();
             let initial = include_context(db, *f).unwrap_or_else(|| ws.initial_scope(db).clone());
             let elsewhere = workspace_defines(db);
             let p = p.clone();

@@ -82,8 +82,7 @@ fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
         };
         match &f.expr(lhs).kind {
             ExprKind::Var(w) if *w == v => return [None; 3],
-            ExprKind::Member { base, field, .. }
-                if matches!(f.expr(*base).kind, ExprKind::Var(w) if w == v) =>
+            ExprKind::Member { base, field, .. } if matches!(f.expr(*base).kind, ExprKind::Var(w) if w == v) =>
             {
                 let Some(d) = ["x", "y", "z"].iter().position(|m| m == field) else {
                     continue;
