@@ -28,6 +28,50 @@ struct Test {
     holds: bool,
 }
 
+/// (issue 8, class 3) A lane condition as callers pass it to a device
+/// function: `form op 0` (`op` one of `<`, `<=`, `>`, `>=`, `==`, `!=`)
+/// holds (or, `holds` = false, does not) for the threads that make the call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct LaneTest {
+    form: Affine,
+    op: String,
+    holds: bool,
+}
+
+impl LaneTest {
+    fn of(t: &Test) -> LaneTest {
+        let op = match t.op {
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            _ => "!=",
+        };
+        LaneTest {
+            form: t.form.clone(),
+            op: op.to_string(),
+            holds: t.holds,
+        }
+    }
+
+    fn test(&self) -> Test {
+        let op = match self.op.as_str() {
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "==" => BinOp::Eq,
+            _ => BinOp::Ne,
+        };
+        Test {
+            form: self.form.clone(),
+            op,
+            holds: self.holds,
+        }
+    }
+}
+
 impl Test {
     fn eval(&self, t: [i64; 3]) -> bool {
         let mut v = self.form.offset.unwrap_or(0);
@@ -70,6 +114,20 @@ impl ActiveLanes {
         launch: &LaunchDims,
         warp: u32,
     ) -> ActiveLanes {
+        ActiveLanes::compute_with_entry(f, cx, launch, warp, &[])
+    }
+
+    /// [`ActiveLanes::compute_for_warp`] for a device function that every
+    /// caller calls under the lane conditions `entry` (issue 8, class 3: a
+    /// function called only under `if (threadIdx.x < 16)` runs with 16
+    /// lanes).
+    pub fn compute_with_entry(
+        f: &Function,
+        cx: &AffineCx<'_>,
+        launch: &LaunchDims,
+        warp: u32,
+        entry: &[LaneTest],
+    ) -> ActiveLanes {
         let block = match launch.block {
             [Some(x), Some(y), Some(z)] if x > 0 && y > 0 && z > 0 => {
                 Some([x as i64, y as i64, z as i64])
@@ -84,9 +142,18 @@ impl ActiveLanes {
         if block.is_some()
             && let Some(b) = f.body
         {
-            out.walk(f, cx, b, &mut Vec::new());
+            out.walk(f, cx, b, &mut entry.iter().map(LaneTest::test).collect());
         }
         out
+    }
+
+    /// The lane conditions enclosing statement `s` (what a call there
+    /// guarantees its callee).
+    pub fn tests_at(&self, s: StmtId) -> Vec<LaneTest> {
+        self.tests
+            .get(&s.0)
+            .map(|t| t.iter().map(LaneTest::of).collect())
+            .unwrap_or_default()
     }
 
     fn walk(&mut self, f: &Function, cx: &AffineCx<'_>, s: StmtId, tests: &mut Vec<Test>) {

@@ -97,7 +97,9 @@ pub fn build_with(f: &Function, callees: &super::Callees, param_dims: &[u8]) -> 
     if let Some(body) = f.body {
         b.stmt(body);
     }
-    b.r.flow = super::dataflow::compute(f);
+    b.r.flow = super::dataflow::compute_with(f, &|callee: &str| {
+        callees.get(callee).map(|s| s.ref_writes).unwrap_or(0)
+    });
     for (i, var) in f.vars.iter().enumerate() {
         let Some(p) = var.param_position else {
             continue;

@@ -239,6 +239,7 @@ impl<'a> Lower<'a> {
             param_position: param,
             space,
             span,
+            by_ref: false,
         });
         let id = VarId(self.f.vars.len() as u32 - 1);
         if let Some(top) = self.locals.last_mut() {
@@ -342,7 +343,9 @@ impl<'a> Lower<'a> {
                 None
             };
             let span = self.span_of(p, cx);
+            let by_ref = decl.kind() == "reference_declarator";
             let id = self.declare(text(name, cx.src).to_string(), ty, space, span, Some(pos));
+            self.f.vars[id.0 as usize].by_ref = by_ref;
             self.f.params.push(id);
             pos += 1;
         }
