@@ -81,3 +81,32 @@ fn unknown_values_keep_the_dimensionality() {
         [None, None, Some(1)]
     );
 }
+
+fn divergent(function: &str) -> usize {
+    use assert_cmd::Command;
+    let dir = tempfile::tempdir().unwrap();
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/warps.cu");
+    std::fs::copy(src, dir.path().join("warps.cu")).unwrap();
+    let out = Command::cargo_bin("cudalog")
+        .unwrap()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    all.iter()
+        .filter(|f| f["function"] == function && f["rule"] == "divergent-branch")
+        .count()
+}
+
+#[test]
+fn conditions_that_hold_for_whole_warps_are_not_divergence() {
+    // Audit D3: threadIdx.y < 2 with 16 x 4 blocks.
+    assert_eq!(divergent("rows_of_warps"), 0);
+    // Audit D6: threadIdx.x / 32 in a one-dimensional block of unknown size.
+    assert_eq!(divergent("warp_index"), 0);
+    // threadIdx.y < 1 with 16-wide rows splits every first warp.
+    assert_eq!(divergent("rows_split"), 1);
+}

@@ -240,3 +240,70 @@ fn collect(f: &Function, cx: &AffineCx<'_>, cond: ExprId, holds: bool, out: &mut
         _ => {}
     }
 }
+
+/// (issue 8) Whether condition `c` has one value across each warp of the
+/// block, by evaluating it on every thread: the block fully known and `c`
+/// made of comparisons of fully known affine forms (`&&`, `||`, `!`).
+/// `threadIdx.y < 2` with 16 x 4 blocks holds for whole warps.
+pub fn warps_agree(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    c: ExprId,
+    warp: u32,
+) -> bool {
+    let [Some(bx), Some(by), Some(bz)] = launch.block else {
+        return false;
+    };
+    let (bx, by, bz) = (i64::from(bx), i64::from(by), i64::from(bz));
+    let threads = bx * by * bz;
+    let ws = i64::from(warp.max(1));
+    if threads <= 0 || threads > 4096 {
+        return false;
+    }
+    let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
+    for w in 0..(threads + ws - 1) / ws {
+        let mut seen: Option<bool> = None;
+        for l in ws * w..(ws * w + ws).min(threads) {
+            let Some(v) = cond_value(f, cx, c, coord(l)) else {
+                return false;
+            };
+            if seen.is_some_and(|s| s != v) {
+                return false;
+            }
+            seen = Some(v);
+        }
+    }
+    true
+}
+
+fn cond_value(f: &Function, cx: &AffineCx<'_>, c: ExprId, t: [i64; 3]) -> Option<bool> {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) => {
+            Some(cond_value(f, cx, *a, t)? && cond_value(f, cx, *b, t)?)
+        }
+        ExprKind::Binary(BinOp::LogOr, a, b) => {
+            Some(cond_value(f, cx, *a, t)? || cond_value(f, cx, *b, t)?)
+        }
+        ExprKind::Unary(UnOp::Not, a) => cond_value(f, cx, *a, t).map(|v| !v),
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let diff = cx.form(*a).add_form(&cx.form(*b).times(-1));
+            let known = diff.offset.is_some()
+                && diff.rest_multiple == 0
+                && diff.coef.iter().all(|c| matches!(c, Coef::Int(_)));
+            known.then(|| {
+                Test {
+                    form: diff,
+                    op: *op,
+                    holds: true,
+                }
+                .eval(t)
+            })
+        }
+        _ => None,
+    }
+}

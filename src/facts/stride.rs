@@ -294,7 +294,10 @@ impl<'a> AffineCx<'a> {
         params: &super::ParamFacts,
         loops: &super::loops::LoopFacts,
     ) -> Self {
-        let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+        // Warps start at x multiples of 32 when blockDim.x is one, and in
+        // any one-dimensional block (issue 8: llm.c's `block_size` ints).
+        let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0)
+            || (launch.block[1] == Some(1) && launch.block[2] == Some(1));
         TABLES.with(|t| t.borrow_mut().push(FormTable::new(warp_aligned)));
         let candidates = run(f, r, u, &launch, callees, params, loops);
         let table = TABLES.with(|t| t.borrow_mut().pop());
