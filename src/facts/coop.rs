@@ -122,7 +122,7 @@ pub fn group_of(f: &Function, g: ExprId) -> Option<Group> {
 }
 
 /// A recognised group method without arguments: `(group, method)`.
-pub fn group_method<'a>(f: &'a Function, e: ExprId) -> Option<(Group, &'a str)> {
+pub fn group_method(f: &Function, e: ExprId) -> Option<(Group, &str)> {
     match &f.expr(e).kind {
         ExprKind::Call {
             callee,

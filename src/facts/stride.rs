@@ -449,7 +449,7 @@ fn run(
             ExprKind::Call { .. }
                 if super::coop::group_method(f, crate::ir::ExprId(e)).is_some() =>
             {
-                match coop_form(f, crate::ir::ExprId(e), &launch) {
+                match coop_form(f, crate::ir::ExprId(e), launch) {
                     Some(form) => rt.extend([Leaf(e, leaf(form))]),
                     None => rt.extend([opaque()]),
                 }
