@@ -135,3 +135,13 @@ fn an_included_kernel_file_sees_its_includers_definitions() {
     assert_eq!(k[0]["facts"]["bytes_per_thread"], 8);
     assert_eq!(k[0]["facts"]["block_dims"][0], 128);
 }
+
+#[test]
+fn every_addend_of_a_dereferenced_sum_is_the_index() {
+    let all = findings(None);
+    let d = global_in(&all, "deref_sum");
+    // *(m + size * tid + t): stride `size`; *(m + 128 * bid + tid): coalesced.
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(m.contains("stride `size`"), "{m}");
+}

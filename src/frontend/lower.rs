@@ -1887,7 +1887,7 @@ impl<'a> Lower<'a> {
         let Some(space) = self.space_of_root(ptr) else {
             return;
         };
-        let (root, index) = match &self.f.expr(ptr).kind {
+        let (mut root, mut index) = match &self.f.expr(ptr).kind {
             ExprKind::Binary(BinOp::Add, a, b)
                 if self.type_of(*a).map(|t| t.is_indexable()).unwrap_or(false) =>
             {
@@ -1898,6 +1898,17 @@ impl<'a> Lower<'a> {
                 (ptr, self.expr(ExprKind::Int(0), span))
             }
         };
+        // (issue 8) `*(p + a + b)` parses as `*((p + a) + b)`: every addend
+        // is part of the index, not only the last (gaussian's
+        // `*(m_cuda + Size * (… + threadIdx.x …) + t)`).
+        while let ExprKind::Binary(BinOp::Add, a, b) = self.f.expr(root).kind.clone()
+            && self.type_of(a).map(|t| t.is_indexable()).unwrap_or(false)
+            && self.type_of(a) == Some(pt.clone())
+        {
+            let span = self.f.expr(index).span;
+            index = self.expr(ExprKind::Binary(BinOp::Add, b, index), span);
+            root = a;
+        }
         let elem_bytes = pt.element().and_then(|t| t.bytes());
         let (var, array) = self.root_var(root);
         let span = self.span_of(n, cx);
