@@ -61,6 +61,9 @@ fn parameters_carry_the_callers_thread_dependence() {
             b.kind,
             cudalog::facts::divergence::BranchKind::Divergent { .. }
                 | cudalog::facts::divergence::BranchKind::BoundaryGuard
+                // (issue 8) i = threadIdx.x < 100 holds for every thread of
+                // the 32-thread block: thread-dependent, yet warp-uniform.
+                | cudalog::facts::divergence::BranchKind::WarpUniform
         )),
         "`i < 100` depends on the thread"
     );

@@ -215,13 +215,25 @@ pub fn function_findings(
     let key = String::new();
     let abs = |s: &Span| (s.line + 1, s.col);
     for g in &a.global {
+        // (issue 8) Fields of one element used by one statement: the first
+        // access of the group carries the finding.
+        if g.grouped {
+            continue;
+        }
         let acc = &f.accesses[g.access];
         let (line, col) = abs(&acc.span);
         let target = format!("{}{}", acc.array, acc.index_text);
         let rw = if acc.is_write { "write" } else { "read" };
         let k = acc.access_bytes.unwrap_or(0);
         let mut pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
-        if let (Some(e), Some(k), Some(off)) = (acc.elem_bytes, acc.access_bytes, acc.field_offset)
+        if let (Some(e), Some((off, used))) = (acc.elem_bytes, g.fields) {
+            if used < e as i64 {
+                pattern.push_str(&format!(
+                    ", the statement's fields using {used} B (from offset {off}) of each {e}-byte element"
+                ));
+            }
+        } else if let (Some(e), Some(k), Some(off)) =
+            (acc.elem_bytes, acc.access_bytes, acc.field_offset)
             && k < e
         {
             pattern.push_str(&format!(
@@ -271,6 +283,20 @@ pub fn function_findings(
                             g.min_sectors
                         ),
                         serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
+                    )
+                } else if let Some(rows) = g.misaligned_rows
+                    && actual > aligned
+                {
+                    (
+                        "misaligned-global",
+                        Severity::Note,
+                        format!(
+                            "{rw} of `{target}`: {rows} rows of the warp, each a separate run; the \
+                             row stride is symbolic and a constant offset moves the rows off \
+                             sector boundaries, so one warp touches up to {actual} sectors of {sb} B \
+                             (under the worst alignment) where {aligned} would hold the same bytes"
+                        ),
+                        serde_json::json!({"up_to": actual, "aligned_sectors": aligned, "rows": rows, "lines": lines}),
                     )
                 } else if *alignment_known && actual > aligned {
                     (

@@ -93,6 +93,10 @@ pub struct Workspace {
     /// `[launch] warp_lockstep` (races owns this field).
     #[returns(copy)]
     pub warp_lockstep: bool,
+    /// The cost model (`[cost]` of `cudalog.toml`; issue 8: the findings
+    /// follow it, e.g. `sector_bytes = 128`).
+    #[returns(copy)]
+    pub cost: crate::facts::cost::CostModel,
     /// The name index: one [`NameEntry`] per function name that is defined,
     /// called or launched anywhere. Replaced only when a name appears or
     /// disappears; the entries themselves change in place.
@@ -166,6 +170,7 @@ impl Database {
             [256, 1, 1],
             [None; 3],
             false,
+            crate::facts::cost::CostModel::default(),
             Arc::new(HashMap::new()),
         );
         db.workspace = Some(ws);
@@ -249,7 +254,10 @@ pub fn normalize(p: &Path) -> PathBuf {
 
 fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
     let path = file.path(db).clone();
-    let initial = db.workspace().initial_scope(db).clone();
+    // (issue 8) A source file `#include`d by another one (Rodinia's
+    // `#include "kernel.cu"`) starts in its includer's scope.
+    let initial =
+        include_context(db, file).unwrap_or_else(|| db.workspace().initial_scope(db).clone());
     // (harden) names #defined anywhere in the workspace stay undecidable in
     // #ifdef; the scan keeps only those its own directives mention.
     let elsewhere = workspace_defines(db);
@@ -259,6 +267,78 @@ fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
     scan_source(file.text(db), initial, elsewhere, &mut |name| {
         resolve_include(db, &path, name).map(|h| exports(db, h))
     })
+}
+
+/// Whether `path` names a source file (as opposed to a header): only those
+/// take their includer's scope ([`include_context`]).
+pub fn is_included_source(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("cu" | "c" | "cc" | "cpp" | "cxx")
+    )
+}
+
+/// (issue 8) The `#include "…"` directives of one file, lexically: (0-based
+/// line, name). Backdated when an edit leaves them equal.
+#[salsa::tracked(returns(ref))]
+pub fn file_include_names(db: &dyn Db, file: SourceFile) -> Arc<Vec<(usize, String)>> {
+    let mut out = Vec::new();
+    for (i, line) in file.text(db).lines().enumerate() {
+        let t = line.trim_start();
+        let Some(rest) = t.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix('"')
+            && let Some(end) = r.find('"')
+        {
+            out.push((i, r[..end].to_string()));
+        }
+    }
+    Arc::new(out)
+}
+
+fn include_context_in_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> Option<Arc<Scope>> {
+    None
+}
+
+/// (issue 8) The scope a source file that another file `#include`s starts
+/// in: what its includer (the first by path) sees just before the
+/// `#include` line (the includer's own context, its macros, types and
+/// headers up to there). `None` for headers and for files nobody includes.
+/// Reads the include lists of all files (memoized per file) and the
+/// includer's text; the index's deps hash and dirty sets follow the same
+/// relation (`IncludeGraph::context_reach`).
+#[salsa::tracked(returns(clone), cycle_result = include_context_in_cycle)]
+pub fn include_context(db: &dyn Db, file: SourceFile) -> Option<Arc<Scope>> {
+    let path = file.path(db).clone();
+    if !is_included_source(&path) {
+        return None;
+    }
+    let ws = db.workspace();
+    for (p, f) in ws.files(db).iter() {
+        if *f == file {
+            continue;
+        }
+        for (line, name) in file_include_names(db, *f).iter() {
+            if resolve_include(db, p, name) != Some(file) {
+                continue;
+            }
+            let text = f.text(db);
+            let prefix: String = text.split_inclusive('\n').take(*line).collect::<String>();
+            let initial = include_context(db, *f).unwrap_or_else(|| ws.initial_scope(db).clone());
+            let elsewhere = workspace_defines(db);
+            let p = p.clone();
+            let scan = scan_source(&prefix, initial, elsewhere, &mut |name| {
+                resolve_include(db, &p, name).map(|h| exports(db, h))
+            });
+            return Some(scan.exports);
+        }
+    }
+    None
 }
 
 /// (harden) Names `#define`d anywhere in one file (a lexical scan of its
@@ -503,11 +583,13 @@ pub fn function_inputs<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionInp
 pub fn function_analysis<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<crate::facts::Analysis> {
     let ir = function_ir(db, f);
     let inputs = function_inputs(db, f);
-    Arc::new(crate::facts::Analysis::compute_with(
+    let cost = db.workspace().cost(db);
+    Arc::new(crate::facts::Analysis::compute_with_cost(
         &ir,
         inputs.launch,
         &inputs.callees,
         &inputs.params,
+        &cost,
     ))
 }
 

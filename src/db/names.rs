@@ -203,6 +203,7 @@ pub fn device_summary<'db>(db: &'db dyn Db, name: Name<'db>) -> Option<CalleeSum
                 dims: prev.dims | s.dims,
                 form: if prev.form == s.form { prev.form } else { None },
                 block_barrier: prev.block_barrier || s.block_barrier,
+                ref_writes: prev.ref_writes | s.ref_writes,
             },
         });
     }

@@ -36,6 +36,7 @@ pub fn call_args(
     u: &Uniformity,
     cx: &AffineCx<'_>,
     params: &ParamFacts,
+    active: &super::lanes::ActiveLanes,
 ) -> Vec<CallArgs> {
     let mut out = Vec::new();
     for c in &f.calls {
@@ -48,6 +49,7 @@ pub fn call_args(
             forms: Vec::new(),
             spaces: Vec::new(),
             pointer_forms: Vec::new(),
+            lanes: active.tests_at(c.stmt),
         };
         for a in args {
             ca.dims

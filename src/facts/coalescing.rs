@@ -60,6 +60,17 @@ pub struct GlobalAccessCost {
     pub min_sectors: u32,
     /// The affine index (elements).
     pub form: Affine,
+    /// (issue 8) Rows of the warp whose starts a symbolic row stride and a
+    /// constant offset leave misaligned: `Sectors::Exact::actual` is then
+    /// the count under the worst alignment (reported as "up to").
+    pub misaligned_rows: Option<u32>,
+    /// (issue 8) When several fields of one element are read (or written)
+    /// by the same statement: the byte range of each element they use
+    /// together (offset, length), costed once for the group.
+    pub fields: Option<(i64, i64)>,
+    /// Whether a previous access of the same statement's field group
+    /// carries the cost (this one is not reported again).
+    pub grouped: bool,
 }
 
 /// Lane coordinates (x, y) of the `warp` lanes of a full warp: consecutive
@@ -128,6 +139,7 @@ pub fn global_costs(
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
     let lanes = lanes(launch, cost.warp);
+    let groups = field_groups(f);
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
@@ -135,8 +147,12 @@ pub fn global_costs(
         let (Some(elem), Some(k)) = (a.elem_bytes, a.access_bytes) else {
             continue;
         };
-        let field = a.field_offset.unwrap_or(0) as i64;
-        let k = k.max(1) as i64;
+        let group = groups.get(&group_key(a)).copied();
+        let (field, k) = match group {
+            Some(g) => (g.lo, g.len),
+            None => (a.field_offset.unwrap_or(0) as i64, k.max(1) as i64),
+        };
+        let grouped = group.is_some_and(|g| g.first != i);
         let elem = elem as i64;
         if a.indices.iter().any(|e| from_memory(u, *e)) {
             out.push(GlobalAccessCost {
@@ -144,6 +160,9 @@ pub fn global_costs(
                 sectors: Sectors::DataDependent,
                 min_sectors: 1,
                 form: Affine::unknown_form(),
+                misaligned_rows: None,
+                fields: None,
+                grouped: false,
             });
             continue;
         }
@@ -158,7 +177,77 @@ pub fn global_costs(
                 .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes, cost)),
             _ => lane_cost(i, form, elem, k, field, &lanes, cost),
         };
-        out.push(worst);
+        out.push(GlobalAccessCost {
+            fields: group.map(|g| (g.lo, g.len)),
+            grouped,
+            ..worst
+        });
+    }
+    out
+}
+
+/// Accesses of one statement to the same element: same statement, array,
+/// subscripts, direction and element size.
+type GroupKey = (crate::ir::StmtId, String, String, bool, Option<u64>);
+
+fn group_key(a: &Access) -> GroupKey {
+    (
+        a.stmt,
+        a.array.clone(),
+        a.index_text.clone(),
+        a.is_write,
+        a.elem_bytes,
+    )
+}
+
+/// The bytes of each element that a statement's accesses to several of its
+/// fields use together.
+#[derive(Clone, Copy, Debug)]
+struct FieldGroup {
+    /// First byte used (offset in the element).
+    lo: i64,
+    /// Bytes from `lo` to the end of the last field used.
+    len: i64,
+    /// The access that carries the group's cost.
+    first: usize,
+}
+
+/// (issue 8, class 5) Fields of one element read (or written) by the same
+/// statement (`p[i].x + p[i].y`, `uchar4` `.x/.y/.z`) are fetched together:
+/// each group is costed once, over the bytes from its first to its last
+/// field. When what is left of the element is no larger than the widest
+/// field used (padding, or the one component a statement skips), the whole
+/// element counts as used: that is not waste a layout change would remove.
+fn field_groups(f: &Function) -> std::collections::HashMap<GroupKey, FieldGroup> {
+    let mut spans: std::collections::HashMap<GroupKey, (BTreeSet<(i64, i64)>, usize)> =
+        std::collections::HashMap::new();
+    for (i, a) in f.accesses.iter().enumerate() {
+        let (Some(e), Some(k), Some(off)) = (a.elem_bytes, a.access_bytes, a.field_offset) else {
+            continue;
+        };
+        if k >= e {
+            continue;
+        }
+        let entry = spans
+            .entry(group_key(a))
+            .or_insert_with(|| (BTreeSet::new(), i));
+        entry.0.insert((off as i64, k as i64));
+    }
+    let mut out = std::collections::HashMap::new();
+    for (key, (fields, first)) in spans {
+        if fields.len() < 2 {
+            continue;
+        }
+        let elem = key.4.unwrap_or(0) as i64;
+        let lo = fields.iter().map(|(o, _)| *o).min().unwrap_or(0);
+        let hi = fields.iter().map(|(o, k)| o + k).max().unwrap_or(0);
+        let widest = fields.iter().map(|(_, k)| *k).max().unwrap_or(0);
+        let (lo, len) = if elem - (hi - lo) <= widest {
+            (0, elem)
+        } else {
+            (lo, hi - lo)
+        };
+        out.insert(key, FieldGroup { lo, len, first });
     }
     out
 }
@@ -246,6 +335,9 @@ fn lane_cost(
             sectors: Sectors::Unknown,
             min_sectors: 1,
             form,
+            misaligned_rows: None,
+            fields: None,
+            grouped: false,
         };
     }
     // Elements are naturally aligned: one no wider than a sector sits in one.
@@ -265,6 +357,9 @@ fn lane_cost(
             sectors: Sectors::UpTo((n_lanes * per_lane) as u32, cause),
             min_sectors: ((n_lanes * k + sector - 1) / sector) as u32,
             form,
+            misaligned_rows: None,
+            fields: None,
+            grouped: false,
         };
     }
     let count = |base: i64, unit: i64| -> u32 {
@@ -306,6 +401,29 @@ fn lane_cost(
             widest = widest.max(row_bytes);
         }
         let min_sectors = ((total_bytes + sector - 1) / sector).max(1) as u32;
+        // (issue 8) Rows holding more than one element whose starts a
+        // constant offset moves off sector boundaries (`in[(n + 1) * ty + tx
+        // + 1]`): the row stride is symbolic, so each row's alignment is
+        // unknown and one warp touches up to one more sector per row.
+        let offset_misaligns = form
+            .offset
+            .is_some_and(|o| (o * elem + field).rem_euclid(sector) != 0);
+        if aligned <= min_sectors && widest > k && offset_misaligns {
+            return GlobalAccessCost {
+                access: i,
+                sectors: Sectors::Exact {
+                    actual: aligned + rows,
+                    aligned,
+                    lines,
+                    alignment_known: false,
+                },
+                min_sectors,
+                form,
+                misaligned_rows: Some(rows),
+                fields: None,
+                grouped: false,
+            };
+        }
         return GlobalAccessCost {
             access: i,
             sectors: if aligned > min_sectors {
@@ -326,6 +444,9 @@ fn lane_cost(
             },
             min_sectors,
             form,
+            misaligned_rows: None,
+            fields: None,
+            grouped: false,
         };
     }
     let aligned = count(0, sector);
@@ -345,6 +466,9 @@ fn lane_cost(
         },
         min_sectors,
         form,
+        misaligned_rows: None,
+        fields: None,
+        grouped: false,
     }
 }
 

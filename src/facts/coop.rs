@@ -74,3 +74,69 @@ pub fn group_size(f: &Function, g: Option<ExprId>) -> Option<i64> {
         _ => tile(&f.expr_text(g)),
     }
 }
+
+/// A cooperative group a method is called on (issue 8, class 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// `this_thread_block()` / `thread_block`.
+    Block,
+    /// `this_grid()` / `grid_group`.
+    Grid,
+    /// `tiled_partition<N>` / `thread_block_tile<N>`.
+    Tile(i64),
+}
+
+/// The group `g` names, when recognised: from the variable's type, its
+/// definitions (`auto b = cg::this_thread_block();`) or a direct call.
+pub fn group_of(f: &Function, g: ExprId) -> Option<Group> {
+    if let Some(n) = group_size(f, Some(g)) {
+        return Some(Group::Tile(n));
+    }
+    let kind = |text: &str| -> Option<Group> {
+        if text.contains("this_thread_block") || text.ends_with("thread_block") {
+            Some(Group::Block)
+        } else if text.contains("this_grid") || text.ends_with("grid_group") {
+            Some(Group::Grid)
+        } else {
+            None
+        }
+    };
+    match &f.expr(g).kind {
+        ExprKind::Var(v) => {
+            let var = f.vars.get(v.0 as usize)?;
+            if let Type::Named(t) | Type::Record { name: t, .. } = &var.ty
+                && let Some(k) = kind(t.trim())
+            {
+                return Some(k);
+            }
+            let defs = var_definitions(f, *v);
+            let kinds: Vec<Option<Group>> = defs.iter().map(|d| kind(&f.expr_text(*d))).collect();
+            match kinds.first() {
+                Some(Some(k)) if kinds.iter().all(|x| *x == Some(*k)) => Some(*k),
+                _ => None,
+            }
+        }
+        ExprKind::Call { callee, .. } => kind(callee),
+        _ => None,
+    }
+}
+
+/// A recognised group method without arguments: `(group, method)`.
+pub fn group_method(f: &Function, e: ExprId) -> Option<(Group, &str)> {
+    match &f.expr(e).kind {
+        ExprKind::Call {
+            callee,
+            receiver: Some(r),
+            args,
+        } if args.is_empty() => {
+            let m = callee.as_str();
+            matches!(
+                m,
+                "thread_rank" | "meta_group_rank" | "num_threads" | "size" | "meta_group_size"
+            )
+            .then_some(())?;
+            Some((group_of(f, *r)?, m))
+        }
+        _ => None,
+    }
+}

@@ -41,6 +41,8 @@ struct LoopFrame {
 }
 
 struct Walker<'f> {
+    /// Reference parameters each callee writes (bit per parameter).
+    ref_writes: &'f dyn Fn(&str) -> u64,
     f: &'f Function,
     out: DataFlow,
     state: State,
@@ -62,7 +64,15 @@ pub fn param_def(f: &Function, v: VarId) -> u32 {
 
 /// Compute the reaching-definition relations of `f`.
 pub fn compute(f: &Function) -> DataFlow {
+    compute_with(f, &|_| 0)
+}
+
+/// [`compute`], with what each callee writes through reference parameters
+/// (bit `i`: parameter `i`; issue 8, class 3): a variable passed there is
+/// redefined by the call, its value the call's (opaque) result.
+pub fn compute_with(f: &Function, ref_writes: &dyn Fn(&str) -> u64) -> DataFlow {
     let mut w = Walker {
+        ref_writes,
         f,
         out: DataFlow::default(),
         state: State::default(),
@@ -189,6 +199,17 @@ impl Walker<'_> {
                     self.define(e.0, v, Some(e), strong);
                 }
             }
+            ExprKind::Call { callee, args, .. } => {
+                self.eval_subexprs(e);
+                let mask = (self.ref_writes)(&callee);
+                for (i, a) in args.iter().enumerate().take(64) {
+                    if mask & (1 << i) != 0
+                        && let Some((v, strong)) = self.target(*a)
+                    {
+                        self.define(e.0, v, Some(e), strong);
+                    }
+                }
+            }
             _ => self.eval_subexprs(e),
         }
     }
@@ -306,6 +327,16 @@ impl Walker<'_> {
                 ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
                     if let Some((v, _)) = self.target(*lhs) {
                         out.push((v.0, x.0));
+                    }
+                }
+                ExprKind::Call { callee, args, .. } => {
+                    let mask = (self.ref_writes)(callee);
+                    for (i, a) in args.iter().enumerate().take(64) {
+                        if mask & (1 << i) != 0
+                            && let Some((v, _)) = self.target(*a)
+                        {
+                            out.push((v.0, x.0));
+                        }
                     }
                 }
                 _ => {}

@@ -68,7 +68,10 @@ pub fn classify(
         let in_expression = !is_statement_condition(f, stmt, cond);
         let kind = if u.is_uniform(cond.0) {
             BranchKind::Uniform
-        } else if warp_uniform(f, u, cond, launch) || lane_invariant(f, cx, cond) {
+        } else if warp_uniform(f, u, cond, launch)
+            || lane_invariant(f, cx, cond)
+            || super::lanes::warps_agree(f, cx, launch, cond, 32)
+        {
             BranchKind::WarpUniform
         } else if single_thread_cond(f, cx, launch, cond) {
             BranchKind::SingleThread

@@ -28,6 +28,50 @@ struct Test {
     holds: bool,
 }
 
+/// (issue 8, class 3) A lane condition as callers pass it to a device
+/// function: `form op 0` (`op` one of `<`, `<=`, `>`, `>=`, `==`, `!=`)
+/// holds (or, `holds` = false, does not) for the threads that make the call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct LaneTest {
+    form: Affine,
+    op: String,
+    holds: bool,
+}
+
+impl LaneTest {
+    fn of(t: &Test) -> LaneTest {
+        let op = match t.op {
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::Eq => "==",
+            _ => "!=",
+        };
+        LaneTest {
+            form: t.form.clone(),
+            op: op.to_string(),
+            holds: t.holds,
+        }
+    }
+
+    fn test(&self) -> Test {
+        let op = match self.op.as_str() {
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "==" => BinOp::Eq,
+            _ => BinOp::Ne,
+        };
+        Test {
+            form: self.form.clone(),
+            op,
+            holds: self.holds,
+        }
+    }
+}
+
 impl Test {
     fn eval(&self, t: [i64; 3]) -> bool {
         let mut v = self.form.offset.unwrap_or(0);
@@ -70,6 +114,20 @@ impl ActiveLanes {
         launch: &LaunchDims,
         warp: u32,
     ) -> ActiveLanes {
+        ActiveLanes::compute_with_entry(f, cx, launch, warp, &[])
+    }
+
+    /// [`ActiveLanes::compute_for_warp`] for a device function that every
+    /// caller calls under the lane conditions `entry` (issue 8, class 3: a
+    /// function called only under `if (threadIdx.x < 16)` runs with 16
+    /// lanes).
+    pub fn compute_with_entry(
+        f: &Function,
+        cx: &AffineCx<'_>,
+        launch: &LaunchDims,
+        warp: u32,
+        entry: &[LaneTest],
+    ) -> ActiveLanes {
         let block = match launch.block {
             [Some(x), Some(y), Some(z)] if x > 0 && y > 0 && z > 0 => {
                 Some([x as i64, y as i64, z as i64])
@@ -84,9 +142,18 @@ impl ActiveLanes {
         if block.is_some()
             && let Some(b) = f.body
         {
-            out.walk(f, cx, b, &mut Vec::new());
+            out.walk(f, cx, b, &mut entry.iter().map(LaneTest::test).collect());
         }
         out
+    }
+
+    /// The lane conditions enclosing statement `s` (what a call there
+    /// guarantees its callee).
+    pub fn tests_at(&self, s: StmtId) -> Vec<LaneTest> {
+        self.tests
+            .get(&s.0)
+            .map(|t| t.iter().map(LaneTest::of).collect())
+            .unwrap_or_default()
     }
 
     fn walk(&mut self, f: &Function, cx: &AffineCx<'_>, s: StmtId, tests: &mut Vec<Test>) {
@@ -171,5 +238,72 @@ fn collect(f: &Function, cx: &AffineCx<'_>, cond: ExprId, holds: bool, out: &mut
             }
         }
         _ => {}
+    }
+}
+
+/// (issue 8) Whether condition `c` has one value across each warp of the
+/// block, by evaluating it on every thread: the block fully known and `c`
+/// made of comparisons of fully known affine forms (`&&`, `||`, `!`).
+/// `threadIdx.y < 2` with 16 x 4 blocks holds for whole warps.
+pub fn warps_agree(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    c: ExprId,
+    warp: u32,
+) -> bool {
+    let [Some(bx), Some(by), Some(bz)] = launch.block else {
+        return false;
+    };
+    let (bx, by, bz) = (i64::from(bx), i64::from(by), i64::from(bz));
+    let threads = bx * by * bz;
+    let ws = i64::from(warp.max(1));
+    if threads <= 0 || threads > 4096 {
+        return false;
+    }
+    let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
+    for w in 0..(threads + ws - 1) / ws {
+        let mut seen: Option<bool> = None;
+        for l in ws * w..(ws * w + ws).min(threads) {
+            let Some(v) = cond_value(f, cx, c, coord(l)) else {
+                return false;
+            };
+            if seen.is_some_and(|s| s != v) {
+                return false;
+            }
+            seen = Some(v);
+        }
+    }
+    true
+}
+
+fn cond_value(f: &Function, cx: &AffineCx<'_>, c: ExprId, t: [i64; 3]) -> Option<bool> {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) => {
+            Some(cond_value(f, cx, *a, t)? && cond_value(f, cx, *b, t)?)
+        }
+        ExprKind::Binary(BinOp::LogOr, a, b) => {
+            Some(cond_value(f, cx, *a, t)? || cond_value(f, cx, *b, t)?)
+        }
+        ExprKind::Unary(UnOp::Not, a) => cond_value(f, cx, *a, t).map(|v| !v),
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let diff = cx.form(*a).add_form(&cx.form(*b).times(-1));
+            let known = diff.offset.is_some()
+                && diff.rest_multiple == 0
+                && diff.coef.iter().all(|c| matches!(c, Coef::Int(_)));
+            known.then(|| {
+                Test {
+                    form: diff,
+                    op: *op,
+                    holds: true,
+                }
+                .eval(t)
+            })
+        }
+        _ => None,
     }
 }

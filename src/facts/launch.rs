@@ -3,12 +3,18 @@
 //! template parameters.
 
 use super::barriers::{MAX_TEMPLATE_VALUES, const_value, single_def};
-use crate::ir::{ExprId, ExprKind, Function};
+use crate::ir::{ExprId, ExprKind, Function, StmtKind, Type, VarId};
 
 /// The block dimensions an expression denotes: an integer (`256`), a
 /// `dim3(x, y, z)` construction, or a variable initialised with one.
+///
+/// (issue 8, class 1) A `dim3` variable declared without arguments is
+/// (1, 1, 1) and takes the constants assigned to its members (`b.x = 32;`;
+/// a member assigned twice, or not a constant, is unknown). Where an
+/// integer's value is unknown the launch is still one-dimensional: y = z = 1.
 pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
     let as_u32 = |e: ExprId| const_value(f, e).and_then(|v| u32::try_from(v).ok());
+    let one_d = |known: Option<u32>| [known, Some(1), Some(1)];
     match &f.expr(e).kind {
         ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
             let mut out = [Some(1), Some(1), Some(1)];
@@ -17,16 +23,82 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
             }
             out
         }
-        ExprKind::Var(v) => match single_def(f, v.0) {
-            Some(init) => block_dims(f, init),
-            None => [None; 3],
-        },
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var(f, *v),
+        ExprKind::Var(v) => {
+            let dims = match single_def(f, v.0) {
+                Some(init) => block_dims(f, init),
+                None => [None; 3],
+            };
+            if is_int(&f.var(*v).ty) && dims[1..] == [None, None] {
+                one_d(dims[0])
+            } else {
+                dims
+            }
+        }
         ExprKind::Cast(_, a) => block_dims(f, *a),
+        ExprKind::Int(_) | ExprKind::Binary(..) | ExprKind::Unary(..) => one_d(as_u32(e)),
         _ => match as_u32(e) {
-            Some(v) => [Some(v), Some(1), Some(1)],
+            Some(v) => one_d(Some(v)),
             None => [None; 3],
         },
     }
+}
+
+fn is_dim3(t: &Type) -> bool {
+    matches!(t, Type::Named(n) | Type::Record { name: n, .. } if n == "dim3" || n.ends_with("::dim3"))
+}
+
+fn is_int(t: &Type) -> bool {
+    matches!(t, Type::Scalar(s) if s.is_integral())
+}
+
+/// The dimensions held by the `dim3` local `v` (see [`block_dims`]).
+fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
+    if f.var(v).param_position.is_some() {
+        return [None; 3];
+    }
+    let mut decl: Option<Option<ExprId>> = None;
+    for s in &f.stmts {
+        if let StmtKind::Decl { var, init } = &s.kind
+            && *var == v
+        {
+            if decl.is_some() {
+                return [None; 3];
+            }
+            decl = Some(*init);
+        }
+    }
+    let mut out = match decl {
+        Some(Some(init)) => block_dims(f, init),
+        Some(None) => [Some(1), Some(1), Some(1)],
+        None => return [None; 3],
+    };
+    let mut assigned = [false; 3];
+    for e in &f.exprs {
+        let (lhs, rhs, op) = match &e.kind {
+            ExprKind::Assign { op, lhs, rhs } => (*lhs, Some(*rhs), op.is_some()),
+            ExprKind::IncDec { target, .. } => (*target, None, true),
+            _ => continue,
+        };
+        match &f.expr(lhs).kind {
+            ExprKind::Var(w) if *w == v => return [None; 3],
+            ExprKind::Member { base, field, .. } if matches!(f.expr(*base).kind, ExprKind::Var(w) if w == v) =>
+            {
+                let Some(d) = ["x", "y", "z"].iter().position(|m| m == field) else {
+                    continue;
+                };
+                let value = if op {
+                    None
+                } else {
+                    rhs.and_then(|r| const_value(f, r).and_then(|x| u32::try_from(x).ok()))
+                };
+                out[d] = if assigned[d] { None } else { value };
+                assigned[d] = true;
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Element-wise agreement: a position keeps its value when both sides hold

@@ -83,6 +83,9 @@ pub struct ParamFacts {
     /// Joined offsets (in the pointee's elements) of pointer arguments from
     /// the start of what they point into (`None`: unknown).
     pub pointer_forms: Vec<Option<affine::Affine>>,
+    /// (issue 8, class 3) Lane conditions every call site is under (empty:
+    /// none, or the sites differ).
+    pub entry_lanes: Vec<lanes::LaneTest>,
 }
 
 /// The arguments of one call site, as a caller sees them.
@@ -98,6 +101,9 @@ pub struct CallArgs {
     pub spaces: Vec<Option<crate::ir::MemSpace>>,
     /// Element offsets of pointer arguments, when known.
     pub pointer_forms: Vec<Option<affine::Affine>>,
+    /// The lane conditions enclosing the call (issue 8, class 3).
+    #[serde(default)]
+    pub lanes: Vec<lanes::LaneTest>,
 }
 
 impl ParamFacts {
@@ -108,7 +114,11 @@ impl ParamFacts {
             self.forms = c.forms.iter().cloned().map(Some).collect();
             self.spaces = c.spaces.clone();
             self.pointer_forms = c.pointer_forms.clone();
+            self.entry_lanes = c.lanes.clone();
             return;
+        }
+        if self.entry_lanes != c.lanes {
+            self.entry_lanes.clear();
         }
         // A site with fewer arguments uses default values there: nothing
         // thread-dependent from it, but no known form, space or offset.
@@ -174,7 +184,8 @@ impl Analysis {
             mark_single_thread(f, &cx, &launch, b, false, &mut single_thread);
         }
         let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
-        let active = lanes::ActiveLanes::compute_for_warp(f, &cx, &launch, cost.warp);
+        let active =
+            lanes::ActiveLanes::compute_with_entry(f, &cx, &launch, cost.warp, &params.entry_lanes);
         let global = coalescing::global_costs(
             f,
             &uniformity,
@@ -195,7 +206,7 @@ impl Analysis {
             &in_single,
             cost,
         );
-        let call_args = args::call_args(f, &uniformity, &cx, params);
+        let call_args = args::call_args(f, &uniformity, &cx, params, &active);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
         let races = races::races(f, &uniformity, &launch, &intervals, &access_space);
@@ -258,6 +269,10 @@ pub struct CalleeSummary {
     /// variants, a block-wide cooperative-groups sync, a named barrier
     /// without a thread count): a call to it is a barrier for the caller.
     pub block_barrier: bool,
+    /// (issue 8, class 3) Bit `i` set: parameter `i` is a reference the
+    /// function assigns, so the caller's variable passed there is
+    /// redefined by the call.
+    pub ref_writes: u64,
 }
 
 /// Summarise a device function for its callers.
@@ -292,7 +307,23 @@ pub fn summarize_callee(f: &Function, callees: &Callees) -> CalleeSummary {
             });
         }
     }
+    let mut ref_writes = 0u64;
+    for e in &f.exprs {
+        let target = match &e.kind {
+            crate::ir::ExprKind::Assign { lhs, .. } => *lhs,
+            crate::ir::ExprKind::IncDec { target, .. } => *target,
+            _ => continue,
+        };
+        if let crate::ir::ExprKind::Var(v) = f.expr(target).kind
+            && let Some(var) = f.vars.get(v.0 as usize)
+            && var.by_ref
+            && let Some(p) = var.param_position.filter(|p| *p < 64)
+        {
+            ref_writes |= 1 << p;
+        }
+    }
     CalleeSummary {
+        ref_writes,
         dims,
         form: if forms_ok { form } else { None },
         block_barrier: f

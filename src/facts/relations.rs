@@ -97,7 +97,9 @@ pub fn build_with(f: &Function, callees: &super::Callees, param_dims: &[u8]) -> 
     if let Some(body) = f.body {
         b.stmt(body);
     }
-    b.r.flow = super::dataflow::compute(f);
+    b.r.flow = super::dataflow::compute_with(f, &|callee: &str| {
+        callees.get(callee).map(|s| s.ref_writes).unwrap_or(0)
+    });
     for (i, var) in f.vars.iter().enumerate() {
         let Some(p) = var.param_position else {
             continue;
@@ -151,8 +153,25 @@ impl Builder<'_> {
             }
             ExprKind::IncDec { target, .. } => self.r.child.push((e, target.0)),
             ExprKind::Call { callee, .. } => {
-                if varies_per_thread(callee) {
-                    self.r.thread_src.push((e, VARIES));
+                // (issue 8, class 2) Ranks of recognised cooperative groups
+                // are thread indices (x, y, z), not opaque per-thread data;
+                // sizes and a warp-multiple tile's rank among tiles are
+                // not per-thread.
+                match super::coop::group_method(self.f, id) {
+                    Some((g, "thread_rank")) => {
+                        let _ = g;
+                        self.r
+                            .thread_src
+                            .extend([(e, DIM_X), (e, DIM_Y), (e, DIM_Z)]);
+                    }
+                    Some((super::coop::Group::Tile(n), "meta_group_rank")) if n % 32 != 0 => {
+                        self.r
+                            .thread_src
+                            .extend([(e, DIM_X), (e, DIM_Y), (e, DIM_Z)]);
+                    }
+                    Some(_) => {}
+                    None if varies_per_thread(callee) => self.r.thread_src.push((e, VARIES)),
+                    None => {}
                 }
                 if let Some(s) = self.callees.get(callee) {
                     for d in 0..4u8 {

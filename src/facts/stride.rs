@@ -294,7 +294,10 @@ impl<'a> AffineCx<'a> {
         params: &super::ParamFacts,
         loops: &super::loops::LoopFacts,
     ) -> Self {
-        let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+        // Warps start at x multiples of 32 when blockDim.x is one, and in
+        // any one-dimensional block (issue 8: llm.c's `block_size` ints).
+        let warp_aligned = launch.block[0].is_some_and(|bx| bx % 32 == 0)
+            || (launch.block[1] == Some(1) && launch.block[2] == Some(1));
         TABLES.with(|t| t.borrow_mut().push(FormTable::new(warp_aligned)));
         let candidates = run(f, r, u, &launch, callees, params, loops);
         let table = TABLES.with(|t| t.borrow_mut().pop());
@@ -441,6 +444,16 @@ fn run(
                 name(args[1]);
                 rt.extend([Op2(e, op::MUL, args[0].0, args[1].0, uni)])
             }
+            // (issue 8, class 2) Cooperative-group ranks and sizes as
+            // affine forms over the thread index.
+            ExprKind::Call { .. }
+                if super::coop::group_method(f, crate::ir::ExprId(e)).is_some() =>
+            {
+                match coop_form(f, crate::ir::ExprId(e), launch) {
+                    Some(form) => rt.extend([Leaf(e, leaf(form))]),
+                    None => rt.extend([opaque()]),
+                }
+            }
             // A parameterless function's summary; not for methods, whose
             // value depends on their object.
             ExprKind::Call {
@@ -544,4 +557,52 @@ fn binop(b: BinOp) -> Option<u8> {
         BinOp::Shr => op::SHR,
         _ => return None,
     })
+}
+
+/// (issue 8, class 2) The affine form of a recognised cooperative-group
+/// method (see `coop::group_method`) under the launch's block dimensions:
+/// a block's `thread_rank()` is `threadIdx.x + bx * (threadIdx.y + by *
+/// threadIdx.z)`; the grid's adds `blockIdx.x * bx` for 1-D grids of 1-D
+/// blocks; a tile of `N` (a multiple of 32) has, within one warp, rank
+/// `threadIdx.x` (up to a warp-invariant offset) and a warp-invariant rank
+/// among tiles; sizes are constants when the block is known. `None` (opaque)
+/// otherwise.
+fn coop_form(f: &Function, e: ExprId, launch: &LaunchDims) -> Option<affine::Affine> {
+    use super::coop::Group;
+    use crate::ir::Dim;
+    let (g, m) = super::coop::group_method(f, e)?;
+    let b = launch.block;
+    let block_rank = || -> Option<affine::Affine> {
+        let x = affine::thread_index(Dim::X);
+        match (b[0], b[1], b[2]) {
+            (_, Some(1), Some(1)) => Some(x),
+            (Some(bx), Some(_), Some(1)) => {
+                Some(x.add_form(&affine::thread_index(Dim::Y).times(bx as i64)))
+            }
+            (Some(bx), Some(by), Some(_)) => Some(
+                x.add_form(&affine::thread_index(Dim::Y).times(bx as i64))
+                    .add_form(&affine::thread_index(Dim::Z).times(bx as i64 * by as i64)),
+            ),
+            _ => None,
+        }
+    };
+    let block_size = || -> Option<i64> { Some(b[0]? as i64 * b[1]? as i64 * b[2]? as i64) };
+    match (g, m) {
+        (Group::Block, "thread_rank") => block_rank(),
+        (Group::Block, "size" | "num_threads") => block_size().map(affine::constant),
+        (Group::Grid, "thread_rank") if b[1] == Some(1) && b[2] == Some(1) => {
+            let bx = b[0]? as i64;
+            Some(
+                affine::block_index()
+                    .times(bx)
+                    .add_form(&affine::thread_index(Dim::X)),
+            )
+        }
+        (Group::Tile(n), "thread_rank") if n % 32 == 0 && b[1] == Some(1) && b[2] == Some(1) => {
+            Some(affine::thread_index(Dim::X).add_form(&affine::invariant()))
+        }
+        (Group::Tile(n), "meta_group_rank") if n % 32 == 0 => Some(affine::invariant()),
+        (Group::Tile(n), "size" | "num_threads") => Some(affine::constant(n)),
+        _ => None,
+    }
 }

@@ -239,6 +239,7 @@ impl<'a> Lower<'a> {
             param_position: param,
             space,
             span,
+            by_ref: false,
         });
         let id = VarId(self.f.vars.len() as u32 - 1);
         if let Some(top) = self.locals.last_mut() {
@@ -342,7 +343,9 @@ impl<'a> Lower<'a> {
                 None
             };
             let span = self.span_of(p, cx);
+            let by_ref = decl.kind() == "reference_declarator";
             let id = self.declare(text(name, cx.src).to_string(), ty, space, span, Some(pos));
+            self.f.vars[id.0 as usize].by_ref = by_ref;
             self.f.params.push(id);
             pos += 1;
         }
@@ -1398,6 +1401,23 @@ impl<'a> Lower<'a> {
                     Mode::Write
                 };
                 let lhs = self.expr_node(l, cx, lhs_mode);
+                // (issue 8) `T* p; … p = &g[off];`: a local pointer declared
+                // without an initializer points where it is first assigned
+                // (lavaMD's `fA = &d_fv_gpu[first_i]`); a later assignment
+                // into another space makes it generic.
+                if op.is_none()
+                    && let ExprKind::Var(v) = self.f.expr(lhs).kind
+                    && self.f.var(v).param_position.is_none()
+                    && matches!(self.f.var(v).ty, Type::Pointer(..))
+                    && let Some(sp) = self.pointer_space(rhs)
+                {
+                    let var = &mut self.f.vars[v.0 as usize];
+                    var.space = match var.space {
+                        None => Some(sp),
+                        Some(old) if old == sp => Some(sp),
+                        Some(_) => Some(MemSpace::Generic),
+                    };
+                }
                 self.expr(ExprKind::Assign { op, lhs, rhs }, span)
             }
             "update_expression" => {
@@ -1867,7 +1887,7 @@ impl<'a> Lower<'a> {
         let Some(space) = self.space_of_root(ptr) else {
             return;
         };
-        let (root, index) = match &self.f.expr(ptr).kind {
+        let (mut root, mut index) = match &self.f.expr(ptr).kind {
             ExprKind::Binary(BinOp::Add, a, b)
                 if self.type_of(*a).map(|t| t.is_indexable()).unwrap_or(false) =>
             {
@@ -1878,6 +1898,17 @@ impl<'a> Lower<'a> {
                 (ptr, self.expr(ExprKind::Int(0), span))
             }
         };
+        // (issue 8) `*(p + a + b)` parses as `*((p + a) + b)`: every addend
+        // is part of the index, not only the last (gaussian's
+        // `*(m_cuda + Size * (… + threadIdx.x …) + t)`).
+        while let ExprKind::Binary(BinOp::Add, a, b) = self.f.expr(root).kind.clone()
+            && self.type_of(a).map(|t| t.is_indexable()).unwrap_or(false)
+            && self.type_of(a) == Some(pt.clone())
+        {
+            let span = self.f.expr(index).span;
+            index = self.expr(ExprKind::Binary(BinOp::Add, b, index), span);
+            root = a;
+        }
         let elem_bytes = pt.element().and_then(|t| t.bytes());
         let (var, array) = self.root_var(root);
         let span = self.span_of(n, cx);

@@ -100,15 +100,39 @@ impl IncludeGraph {
         self.probers.get(candidate).into_iter().flatten()
     }
 
-    /// `files` and every file that includes one of them, transitively.
+    /// `files` and every file that includes one of them, transitively; and
+    /// (issue 8) every source file they include, whose scan starts in its
+    /// includer's scope (`db::include_context`).
     pub fn with_includers(&self, files: &BTreeSet<PathBuf>) -> BTreeSet<PathBuf> {
         let mut seen = files.clone();
         let mut work: Vec<PathBuf> = files.iter().cloned().collect();
         while let Some(f) = work.pop() {
-            for i in self.includers.get(&f).into_iter().flatten() {
+            let sources = self
+                .targets(&f)
+                .iter()
+                .filter(|t| crate::db::is_included_source(t));
+            for i in self.includers.get(&f).into_iter().flatten().chain(sources) {
                 if seen.insert(i.clone()) {
                     work.push(i.clone());
                 }
+            }
+        }
+        seen
+    }
+
+    /// What the scan of `file` can read: [`IncludeGraph::reach`], and for a
+    /// source file included by others (issue 8), its includers' reach too.
+    pub fn context_reach(&self, file: &Path) -> BTreeSet<PathBuf> {
+        let mut seen = self.reach(file);
+        let mut work = vec![file.to_path_buf()];
+        let mut done = BTreeSet::new();
+        while let Some(f) = work.pop() {
+            if !done.insert(f.clone()) || !crate::db::is_included_source(&f) {
+                continue;
+            }
+            for i in self.includers.get(&f).into_iter().flatten() {
+                seen.extend(self.reach(i));
+                work.push(i.clone());
             }
         }
         seen

@@ -199,6 +199,8 @@ impl Indexer {
         ws.set_default_grid(&mut ix.db).to(grid);
         let lockstep = ix.config.launch.warp_lockstep;
         ws.set_warp_lockstep(&mut ix.db).to(lockstep);
+        let cost = crate::facts::cost::CostModel::from(&ix.config.cost);
+        ws.set_cost(&mut ix.db).to(cost);
         ix
     }
 
@@ -392,7 +394,7 @@ impl Indexer {
     /// includes (transitively), path, content and resolved includes; and
     /// the engine. Equal deps hashes mean the file's scan reads the same.
     fn deps_hash(&self, graph: &includes::IncludeGraph, file: &Path) -> String {
-        let reach = graph.reach(file);
+        let reach = graph.context_reach(file);
         let parts: Vec<(String, &str, Vec<String>)> = reach
             .iter()
             .map(|p| {

@@ -356,6 +356,8 @@ pub struct Var {
     pub space: Option<MemSpace>,
     /// Where it is declared.
     pub span: Span,
+    /// A reference parameter (`T& x`): writes reach the caller's variable.
+    pub by_ref: bool,
 }
 
 /// A template parameter of a function.

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 /// Extensions of files whose functions are indexed.
 pub const SOURCE_EXTENSIONS: &[&str] = &["cu", "cuh"];
 /// Extensions of headers loaded so that local `#include`s resolve; their
-/// functions are indexed only when a source file includes them.
-pub const HEADER_EXTENSIONS: &[&str] = &["h", "hpp", "hh", "hxx", "inl", "cuh"];
+/// functions are indexed only when a source file includes them. C files
+/// count (issue 8): Rodinia's `#include "define.c"` holds the macros and
+/// types its kernels use.
+pub const HEADER_EXTENSIONS: &[&str] = &["h", "hpp", "hh", "hxx", "inl", "cuh", "c"];
 
 /// Whether `path` is a CUDA source (`.cu`, `.cuh`).
 pub fn is_source(path: &Path) -> bool {
