@@ -144,14 +144,16 @@ fn print_ready(session: &Session, s: &IndexSummary, output: Output) -> Result<()
 /// The human line of one batch.
 pub fn batch_line(r: &BatchReport) -> String {
     let mut line = format!(
-        "watch: {} file{} changed, {} function{} re-derived, +{} -{} findings, {} ms",
+        "watch: {} file{} changed, {} function{} re-derived, +{} -{} findings, {} ms (committed at {} ms, house rules {} ms)",
         r.files_changed,
         if r.files_changed == 1 { "" } else { "s" },
         r.functions_rederived,
         if r.functions_rederived == 1 { "" } else { "s" },
         r.findings_added,
         r.findings_removed,
-        r.ms
+        r.ms.round(),
+        r.index_ms.round(),
+        r.rules_ms.round()
     );
     if r.rescan {
         line.push_str(" (rescan)");

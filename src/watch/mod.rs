@@ -53,8 +53,15 @@ pub struct BatchReport {
     pub findings_added: usize,
     /// Findings removed from the store.
     pub findings_removed: usize,
-    /// Wall-clock milliseconds for the batch.
+    /// Wall-clock milliseconds for the batch (both parts below and the
+    /// reading of the changed files).
     pub ms: f64,
+    /// Milliseconds until the facts, built-in findings and bounds of the
+    /// batch were committed.
+    pub index_ms: f64,
+    /// Milliseconds of the house-rule pass that follows (it re-evaluates
+    /// the rules over the whole store, so it grows with the workspace).
+    pub rules_ms: f64,
     /// The whole tree was re-listed.
     pub rescan: bool,
     /// The configuration was reloaded and everything rebuilt.
@@ -155,6 +162,7 @@ impl Session {
                         report.rebuilt = true;
                         fill(&mut report, &summary);
                         report.files_changed = summary.files_written + summary.files_deleted;
+                        report.index_ms = ms(start);
                         self.run_rules(&mut report)?;
                         report.ms = ms(start);
                         return Ok(Some(report));
@@ -199,6 +207,7 @@ impl Session {
                 }
             }
         }
+        report.index_ms = ms(start);
         self.run_rules(&mut report)?;
         report.ms = ms(start);
         Ok(Some(report))
@@ -208,6 +217,7 @@ impl Session {
     /// function, so any batch may change their findings); rule files that
     /// cannot run become diagnostics.
     fn run_rules(&mut self, report: &mut BatchReport) -> Result<()> {
+        let started = std::time::Instant::now();
         let pass = self
             .rules
             .run(self.store.connection(), &self.root, self.indexer.config())?;
@@ -218,6 +228,7 @@ impl Session {
                 .iter()
                 .map(|e| e.render().trim_end().to_string()),
         );
+        report.rules_ms = ms(started);
         Ok(())
     }
 
