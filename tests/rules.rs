@@ -748,3 +748,58 @@ proptest! {
         }
     }
 }
+
+/// When every atom of a table binds constants, only the rows that can match
+/// one of them are loaded (a `WHERE` of the atoms' constants); the results,
+/// counts and negations included, are those of the whole table.
+#[test]
+fn constant_atoms_filter_the_rows_loaded_without_changing_results() {
+    let store = store_with_rows();
+    let conn = store.connection();
+    let text = r#"
+        .decl shared_writes(f: number, n: number)
+        shared_writes(F, N) :- functions(id: F, kind: "kernel"),
+            N = count : accesses(function_id: F, space: "shared", is_write: 1).
+        .decl no_global_write(f: number)
+        no_global_write(F) :- functions(id: F, kind: "kernel"),
+            !accesses(function_id: F, space: "global", is_write: 1).
+    "#;
+    let schema = StoreSchema::read(conn).unwrap();
+    let src = RuleSource::new("t.dl", Origin::CommandLine, text);
+    let prog = compile(&src, &schema).unwrap();
+    let filter = |table: &str| {
+        prog.rels
+            .iter()
+            .find_map(|r| r.input.as_ref().filter(|i| i.table == table))
+            .map(|i| i.filter.clone())
+            .unwrap()
+    };
+    assert_eq!(
+        filter("accesses"),
+        "(\"space\" = 'global' AND \"is_write\" = 1) OR (\"space\" = 'shared' AND \"is_write\" = 1)"
+    );
+    assert_eq!(filter("functions"), "(\"kind\" = 'kernel')");
+    let got = run_on(conn, text);
+    let rows = |v: &[&[&str]]| -> Tuples {
+        v.iter()
+            .map(|r| r.iter().map(|s| s.to_string()).collect())
+            .collect()
+    };
+    assert_eq!(got["shared_writes"], rows(&[&["10", "1"], &["12", "1"]]));
+    assert_eq!(got["no_global_write"], rows(&[&["12"]]));
+    // One atom without a constant: the whole table is read.
+    let open = compile(
+        &RuleSource::new(
+            "u.dl",
+            Origin::CommandLine,
+            ".decl a(f: number)\na(F) :- accesses(function_id: F, space: \"shared\"), accesses(function_id: F).\n",
+        ),
+        &schema,
+    )
+    .unwrap();
+    assert!(
+        open.rels
+            .iter()
+            .all(|r| r.input.as_ref().is_none_or(|i| i.filter.is_empty()))
+    );
+}

@@ -144,6 +144,10 @@ pub struct InputSpec {
     /// Loaded columns, in relation order (a projection of the table when
     /// the program uses only some columns and never counts the rows).
     pub columns: Vec<String>,
+    /// A SQL condition on the table's rows (empty: every row). When every
+    /// atom of the relation binds some columns to constants, only rows that
+    /// can match one of those atoms are loaded.
+    pub filter: String,
 }
 
 /// A relation of a program.
@@ -501,6 +505,7 @@ impl Cx<'_> {
                 input: Some(InputSpec {
                     table: t.name.clone(),
                     columns: t.columns.iter().map(|c| c.name.clone()).collect(),
+                    filter: String::new(),
                 }),
             });
             self.by_name.insert(name.name.clone(), id);
@@ -619,6 +624,7 @@ impl Cx<'_> {
     /// Load only the columns the program uses of each input relation
     /// (all of them when an aggregate counts its rows).
     fn project_inputs(&mut self, rules: &mut [CRule]) {
+        self.filter_inputs(rules);
         let mut used: HashMap<RelId, BTreeSet<usize>> = HashMap::new();
         for r in rules.iter() {
             visit_atoms(&r.body, &mut |rel, args| {
@@ -650,6 +656,56 @@ impl Cx<'_> {
         }
         for r in rules.iter_mut() {
             remap_atoms(&mut r.body, &remap);
+        }
+    }
+}
+
+impl Cx<'_> {
+    /// Give each input relation whose every atom (positive, negated or in
+    /// an aggregate) binds some columns to integer or string constants the
+    /// SQL condition "matches one of those atoms", so that the store loads
+    /// only rows a rule can use. Dropping rows no atom can match changes no
+    /// result, counts included.
+    fn filter_inputs(&mut self, rules: &[CRule]) {
+        // Per relation: one conjunction per atom (None: an atom with no
+        // constant, so every row may match).
+        let mut atoms: HashMap<RelId, Vec<Option<Vec<String>>>> = HashMap::new();
+        let rels = &self.rels;
+        for r in rules {
+            visit_atoms(&r.body, &mut |rel, args| {
+                let Some(spec) = &rels[rel].input else { return };
+                let mut conj = Vec::new();
+                for (i, a) in args.iter().enumerate() {
+                    let Some(a) = a else { continue };
+                    let lit = match &a.kind {
+                        CExprKind::Const(Const::Num(n)) => n.to_string(),
+                        CExprKind::Const(Const::Str(t)) => format!("'{}'", t.replace('\'', "''")),
+                        _ => continue,
+                    };
+                    if let Some(col) = spec.columns.get(i) {
+                        conj.push(format!("{} = {lit}", super::schema::quote(col)));
+                    }
+                }
+                atoms
+                    .entry(rel)
+                    .or_default()
+                    .push((!conj.is_empty()).then_some(conj));
+            });
+        }
+        for (rel, list) in atoms {
+            if list.iter().any(Option::is_none) {
+                continue;
+            }
+            let mut disj: Vec<String> = list
+                .into_iter()
+                .flatten()
+                .map(|c| format!("({})", c.join(" AND ")))
+                .collect();
+            disj.sort();
+            disj.dedup();
+            if let Some(spec) = &mut self.rels[rel].input {
+                spec.filter = disj.join(" OR ");
+            }
         }
     }
 }

@@ -270,15 +270,22 @@ impl<'c> Session<'c> {
             return Ok(i);
         }
         let mut rel = Relation::new(spec.columns.len());
-        let filter = if spec.table == "findings" {
+        let mut conds: Vec<String> = Vec::new();
+        if spec.table == "findings" {
             let ids: Vec<String> = self
                 .builtin_rules
                 .iter()
                 .map(|r| format!("'{}'", r.replace('\'', "''")))
                 .collect();
-            format!(" WHERE rule IN ({})", ids.join(", "))
-        } else {
+            conds.push(format!("rule IN ({})", ids.join(", ")));
+        }
+        if !spec.filter.is_empty() {
+            conds.push(format!("({})", spec.filter));
+        }
+        let filter = if conds.is_empty() {
             String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
         };
         if spec.columns.is_empty() {
             let sql = format!(
