@@ -383,3 +383,33 @@ fn a_house_rule_added_while_watching_runs_at_once() {
     // Touching it again without a change runs nothing.
     assert!(session.apply(&batch(&[to])).unwrap().is_none());
 }
+
+/// The watch loop defers the whole-store house-rule pass while events are
+/// queued: a deferred batch leaves the rule findings for later (and says
+/// so), and the catch-up pass brings the store back to a fresh check.
+#[test]
+fn a_deferred_house_rule_pass_catches_up_to_a_fresh_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    copy_tree(Path::new(EXAMPLE), &root);
+    let mut session = start(&root);
+    session.defer_rules = true;
+    let rule = Path::new(EXAMPLE).join(".cudalog/rules/hidden_uncoalesced.dl");
+    let to = root.join(".cudalog/rules/hidden_uncoalesced.dl");
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(&rule, &to).unwrap();
+    let mut r = session
+        .apply(&batch(std::slice::from_ref(&to)))
+        .unwrap()
+        .expect("a report");
+    assert!(r.rules_deferred && session.rules_owed(), "{r:?}");
+    assert_eq!(r.findings_added, 0, "nothing ran yet: {r:?}");
+    session.catch_up_rules(&mut r).unwrap();
+    assert!(!r.rules_deferred && !session.rules_owed());
+    assert!(r.findings_added > 0, "the rule ran: {r:?}");
+    common::assert_same(
+        &fresh(&root),
+        &common::dump(session.store().connection()),
+        "deferred rules caught up",
+    );
+}

@@ -51,7 +51,16 @@ pub fn run(mut session: Session, initial: &IndexSummary, opts: &LoopOptions) -> 
         .watch(session.root(), RecursiveMode::Recursive)
         .with_context(|| format!("cannot watch {}", session.root().display()))?;
     print_ready(&session, initial, opts.output)?;
-    'outer: while let Ok(msg) = rx.recv() {
+    session.defer_rules = true;
+    let mut queued: Option<Msg> = None;
+    'outer: loop {
+        let msg = match queued.take() {
+            Some(m) => m,
+            None => match rx.recv() {
+                Ok(m) => m,
+                Err(_) => break 'outer,
+            },
+        };
         let mut changes = Changes::default();
         let mut stop = false;
         let mut next = Some(msg);
@@ -70,8 +79,17 @@ pub fn run(mut session: Session, initial: &IndexSummary, opts: &LoopOptions) -> 
             continue;
         }
         match session.apply(&changes) {
-            Ok(Some(report)) => print_batch(&report, opts.output)?,
-            Ok(None) => {}
+            Ok(mut report) => {
+                // The whole-store house-rule pass runs once a burst is over:
+                // when more events are already queued, the next batch owes it.
+                queued = rx.try_recv().ok();
+                if queued.is_none() && session.rules_owed() {
+                    session.catch_up_rules(report.get_or_insert_with(BatchReport::default))?;
+                }
+                if let Some(report) = report {
+                    print_batch(&report, opts.output)?;
+                }
+            }
             Err(e) => {
                 // The batch's transaction was rolled back; the next batch
                 // re-reads the store. Say so and keep watching.
@@ -81,6 +99,9 @@ pub fn run(mut session: Session, initial: &IndexSummary, opts: &LoopOptions) -> 
         }
     }
     debouncer.stop();
+    // A burst cut short by Ctrl-C still gets its house-rule pass.
+    let mut last = BatchReport::default();
+    session.catch_up_rules(&mut last)?;
     eprintln!("watch: stopped; the database is at the last committed batch");
     Ok(())
 }
@@ -160,6 +181,9 @@ pub fn batch_line(r: &BatchReport) -> String {
     }
     if r.rebuilt {
         line.push_str(" (configuration reloaded)");
+    }
+    if r.rules_deferred {
+        line.push_str(" (house rules after the next batch)");
     }
     for d in &r.diagnostics {
         line.push_str("\n  ");

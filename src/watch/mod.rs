@@ -62,6 +62,9 @@ pub struct BatchReport {
     /// Milliseconds of the house-rule pass that follows (it re-evaluates
     /// the rules over the whole store, so it grows with the workspace).
     pub rules_ms: f64,
+    /// The house-rule pass was left to a later batch (more events were
+    /// already queued).
+    pub rules_deferred: bool,
     /// The whole tree was re-listed.
     pub rescan: bool,
     /// The configuration was reloaded and everything rebuilt.
@@ -83,6 +86,12 @@ pub struct Session {
     config_text: Option<String>,
     /// The house rules' last pass.
     rules: crate::rules::RuleState,
+    /// Leave the house-rule pass of a batch to [`Session::catch_up_rules`]
+    /// (the watch loop sets it so that a burst of batches runs the
+    /// whole-store rule pass once, after the last of them).
+    pub defer_rules: bool,
+    /// A rule pass was deferred and has not run yet.
+    rules_owed: bool,
 }
 
 impl Session {
@@ -113,6 +122,8 @@ impl Session {
                 defines: defines.to_vec(),
                 config_text,
                 rules,
+                defer_rules: false,
+                rules_owed: false,
             },
             run.summary,
         ))
@@ -217,6 +228,12 @@ impl Session {
     /// function, so any batch may change their findings); rule files that
     /// cannot run become diagnostics.
     fn run_rules(&mut self, report: &mut BatchReport) -> Result<()> {
+        if self.defer_rules {
+            self.rules_owed = true;
+            report.rules_deferred = true;
+            return Ok(());
+        }
+        self.rules_owed = false;
         let started = std::time::Instant::now();
         let pass = self
             .rules
@@ -230,6 +247,27 @@ impl Session {
         );
         report.rules_ms = ms(started);
         Ok(())
+    }
+
+    /// Whether a deferred house-rule pass has not run yet.
+    pub fn rules_owed(&self) -> bool {
+        self.rules_owed
+    }
+
+    /// Run the house-rule pass that batches applied with `defer_rules`
+    /// left owed, adding its changes and time to `report`. Does nothing
+    /// when none is owed.
+    pub fn catch_up_rules(&mut self, report: &mut BatchReport) -> Result<()> {
+        if !self.rules_owed {
+            return Ok(());
+        }
+        let defer = std::mem::replace(&mut self.defer_rules, false);
+        let started = Instant::now();
+        let r = self.run_rules(report);
+        self.defer_rules = defer;
+        report.rules_deferred = false;
+        report.ms += ms(started);
+        r
     }
 
     /// `p` relative to the root, when it is inside it.
