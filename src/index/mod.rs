@@ -125,10 +125,15 @@ fn initial_scope(config: &Config) -> Arc<Scope> {
 /// sources: this build of cudalog (the bytes of its executable) and the
 /// configuration.
 fn engine_fingerprint(config: &Config) -> String {
+    // Streamed: the executable is tens of MB, not worth holding at once.
     let exe = std::env::current_exe()
         .ok()
-        .and_then(|p| std::fs::read(p).ok())
-        .map(|b| blake3::hash(&b).to_hex().to_string())
+        .and_then(|p| std::fs::File::open(p).ok())
+        .and_then(|f| {
+            let mut h = blake3::Hasher::new();
+            h.update_reader(f).ok()?;
+            Some(h.finalize().to_hex().to_string())
+        })
         // Without a readable executable, never reuse a cache.
         .unwrap_or_else(|| format!("{:?}", Instant::now()));
     db::stable_hash(&(exe, format!("{config:?}"), crate::store::SCHEMA_VERSION))
