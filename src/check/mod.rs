@@ -250,7 +250,7 @@ pub fn function_findings(
         if let (Some(e), Some((off, used))) = (acc.elem_bytes, g.fields) {
             if used < e as i64 {
                 pattern.push_str(&format!(
-                    ", the statement's fields using {used} B (from offset {off}) of each {e}-byte element"
+                    ", the fields this thread reads or writes of each element (in this statement, or for reads the next ones of its block) using {used} B (from offset {off}) of each {e}-byte element"
                 ));
             }
         } else if let (Some(e), Some(k), Some(off)) =

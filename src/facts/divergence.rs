@@ -579,11 +579,7 @@ fn boundary_guard(
                 || boundary_guard(f, u, cx, launch, *x)
         }),
         ExprKind::Unary(crate::ir::UnOp::Not, a) => boundary_guard(f, u, cx, launch, *a),
-        ExprKind::Binary(
-            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
-            a,
-            b,
-        ) => {
+        ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
             let (x, y) = (cx.form(*a), cx.form(*b));
             let (t, k) = if y.is_invariant() { (x, y) } else { (y, x) };
             if !k.is_invariant() {
