@@ -194,16 +194,19 @@ fn divergence_message(
              merge them into one call on selected arguments, leaving only the selects divergent"
         ),
         Shape::OneWarp { scope, tests } => {
-            let warps = if *tests == 1 {
-                "at most one warp".to_string()
+            let (warps, which) = if *tests == 1 {
+                (
+                    "at most one warp".to_string(),
+                    "the one straddling the bound",
+                )
             } else {
-                format!("at most {tests} warps")
+                (format!("at most {tests} warps"), "those straddling a bound")
             };
             format!(
                 "`{cond}` compares a thread index that grows with the lane's position against a \
                  uniform bound, so the threads it selects are one contiguous run: it splits \
-                 {warps} per {scope} (the one straddling the bound; every other warp is wholly \
-                 on one side), {what}{region} (cost: that warp's divergent part)"
+                 {warps} per {scope} ({which}; every other warp is wholly on one side), \
+                 {what}{region} (cost: the divergent part in those warps only)"
             )
         }
         _ => format!(
