@@ -112,3 +112,30 @@ fn warp_stride_loop_over_warp_indices_is_warp_uniform() {
     let d = divergent("warp_loop");
     assert!(d.is_empty(), "{d:?}");
 }
+
+#[test]
+fn max_updates_and_returned_selects_are_not_reported() {
+    let d = divergent("max_scan");
+    assert!(d.is_empty(), "{d:#?}");
+    assert!(divergent("pick").is_empty(), "{:?}", divergent("pick"));
+}
+
+#[test]
+fn single_writers_per_row_or_tile_are_not_reported() {
+    let d = divergent("row_leaders");
+    assert!(d.is_empty(), "{d:#?}");
+}
+
+#[test]
+fn a_one_thread_launch_does_not_diverge() {
+    let d = divergent("one_thread");
+    assert!(d.is_empty(), "{d:#?}");
+}
+
+#[test]
+fn block_stride_loop_over_a_2d_linear_index_is_a_tail_note() {
+    let d = divergent("stride_2d");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+}

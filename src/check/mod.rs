@@ -376,7 +376,7 @@ pub fn function_findings(
         // (audit D4) Register-only sides are if-converted into selects or
         // predicated moves: no divergent path runs, nothing to report.
         use crate::facts::divergence::Shape;
-        if b.shape == Shape::Select {
+        if matches!(b.shape, Shape::Select | Shape::GroupLeader) {
             continue;
         }
         // A divergent `?:`/`&&`/`||` is a select or a short predicated
@@ -418,6 +418,7 @@ pub fn function_findings(
                 "shape": match &b.shape {
                     Shape::Plain => serde_json::json!("plain"),
                     Shape::Select => serde_json::json!("select"),
+                    Shape::GroupLeader => serde_json::json!("group_leader"),
                     Shape::SameCall(c) => serde_json::json!({"same_call": c}),
                     Shape::OneWarp { scope, tests } =>
                         serde_json::json!({"one_warp_per": scope, "tests": tests}),

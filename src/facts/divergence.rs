@@ -70,6 +70,11 @@ pub enum Shape {
     /// An `if`/`else` whose two sides each make one call of the same
     /// function (the name), with other arguments.
     SameCall(String),
+    /// One thread per row of a block narrower than a warp (`threadIdx.x ==
+    /// 0` with 16-wide blocks) or per cooperative-groups tile
+    /// (`tile16.thread_rank() == 0`): a single-writer epilogue of each row
+    /// or tile, not divergence worth reporting.
+    GroupLeader,
     /// A threshold test `a·tid + u OP n` (`a`, `u`, `n` uniform) on a thread
     /// index that grows (or shrinks) monotonically with the lane's linear
     /// position: the threads it selects form one contiguous run, so at most
@@ -97,7 +102,8 @@ pub fn classify(
     for (s, c) in &r.branches {
         let (stmt, cond) = (StmtId(*s), ExprId(*c));
         let in_expression = !is_statement_condition(f, stmt, cond);
-        let kind = if u.is_uniform(cond.0) {
+        let one_thread = launch.block == [Some(1), Some(1), Some(1)];
+        let kind = if one_thread || u.is_uniform(cond.0) {
             BranchKind::Uniform
         } else if warp_uniform(f, u, cond, launch)
             || lane_invariant(f, cx, cond)
@@ -520,7 +526,15 @@ fn stride_loop_kind(
     let Coef::Int(k) = init.coef[0] else {
         return None;
     };
-    if k <= 0 || !init.coef[1].is_zero() || !init.coef[2].is_zero() {
+    // y/z terms are constant over a warp's lanes when a warp lies in one
+    // row (blockDim.x a multiple of 32) or the dimension is trivial.
+    let warp_in_row = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+    let const_in_warp = |d: usize| {
+        init.coef[d].is_zero()
+            || (!matches!(init.coef[d], Coef::Unknown)
+                && (warp_in_row || launch.block[d] == Some(1)))
+    };
+    if k <= 0 || !const_in_warp(1) || !const_in_warp(2) {
         return None;
     }
     let step = iv.step?;
@@ -622,7 +636,8 @@ fn shape(
             })
             .flatten()
             .collect();
-        if !arms.is_empty() && arms.iter().all(|a| select_expr(f, *a, 0)) {
+        let none = SelectCx { loads: &[] };
+        if !arms.is_empty() && arms.iter().all(|a| select_expr(f, &none, *a, 0)) {
             return Shape::Select;
         }
         return Shape::Plain;
@@ -630,9 +645,34 @@ fn shape(
     let StmtKind::If { then, els, .. } = &f.stmt(stmt).kind else {
         return Shape::Plain;
     };
+    if group_leader(f, cx, launch, cond) {
+        return Shape::GroupLeader;
+    }
+    // Loads the condition makes may be repeated in the sides (`if (a[j] >
+    // m) m = a[j];`): the compiler reuses the value, a max/min select.
+    let mut cond_loads = Vec::new();
+    let mut stack = vec![cond];
+    while let Some(e) = stack.pop() {
+        if matches!(f.expr(e).kind, ExprKind::Index { .. }) {
+            cond_loads.push(f.expr_text(e));
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    let cx_sel = SelectCx { loads: &cond_loads };
     let arms: Vec<StmtId> = std::iter::once(*then).chain(*els).collect();
     let mut budget = 4usize;
-    if arms.iter().all(|a| select_stmt(f, *a, &mut budget)) {
+    if arms
+        .iter()
+        .all(|a| select_stmt(f, &cx_sel, *a, &mut budget))
+    {
+        return Shape::Select;
+    }
+    // `if (c) return a; else return b;`
+    if let Some(els) = els
+        && let (Some(a), Some(b)) = (single_return(f, *then), single_return(f, *els))
+        && select_expr(f, &cx_sel, a, 0)
+        && select_expr(f, &cx_sel, b, 0)
+    {
         return Shape::Select;
     }
     if let Some(els) = els
@@ -655,7 +695,13 @@ const PURE_MATH: &[&str] = &[
 
 /// Whether `e` computes a register value without memory access, calls
 /// (other than [`PURE_MATH`]) or side effects on memory.
-fn select_expr(f: &Function, e: ExprId, depth: u32) -> bool {
+/// What a select may read besides registers: loads the condition already
+/// made (by their text).
+struct SelectCx<'a> {
+    loads: &'a [String],
+}
+
+fn select_expr(f: &Function, sc: &SelectCx<'_>, e: ExprId, depth: u32) -> bool {
     if depth > 24 {
         return false;
     }
@@ -669,10 +715,12 @@ fn select_expr(f: &Function, e: ExprId, depth: u32) -> bool {
         | ExprKind::SizeOf(_) => true,
         ExprKind::Var(v) => register_var(f, *v),
         ExprKind::Unary(UnOp::Deref | UnOp::AddrOf, _) => false,
-        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => select_expr(f, *a, depth + 1),
-        ExprKind::Binary(_, a, b) => select_expr(f, *a, depth + 1) && select_expr(f, *b, depth + 1),
-        ExprKind::Cond(c, a, b) => [c, a, b].iter().all(|x| select_expr(f, **x, depth + 1)),
-        ExprKind::Member { base, arrow, .. } => !arrow && select_expr(f, *base, depth + 1),
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => select_expr(f, sc, *a, depth + 1),
+        ExprKind::Binary(_, a, b) => {
+            select_expr(f, sc, *a, depth + 1) && select_expr(f, sc, *b, depth + 1)
+        }
+        ExprKind::Cond(c, a, b) => [c, a, b].iter().all(|x| select_expr(f, sc, **x, depth + 1)),
+        ExprKind::Member { base, arrow, .. } => !arrow && select_expr(f, sc, *base, depth + 1),
         ExprKind::Call {
             callee,
             receiver,
@@ -680,11 +728,11 @@ fn select_expr(f: &Function, e: ExprId, depth: u32) -> bool {
         } => {
             receiver.is_none()
                 && PURE_MATH.contains(&callee.as_str())
-                && args.iter().all(|a| select_expr(f, *a, depth + 1))
+                && args.iter().all(|a| select_expr(f, sc, *a, depth + 1))
         }
+        ExprKind::Index { .. } => sc.loads.contains(&f.expr_text(e)),
         ExprKind::Assign { .. }
         | ExprKind::IncDec { .. }
-        | ExprKind::Index { .. }
         | ExprKind::Str
         | ExprKind::Unknown(_) => false,
     }
@@ -699,12 +747,12 @@ fn register_var(f: &Function, v: crate::ir::VarId) -> bool {
 
 /// Whether statement `s` is at most `budget` assignments of register values
 /// to local scalars (or declarations of them): if-converted into selects.
-fn select_stmt(f: &Function, s: StmtId, budget: &mut usize) -> bool {
+fn select_stmt(f: &Function, sc: &SelectCx<'_>, s: StmtId, budget: &mut usize) -> bool {
     match &f.stmt(s).kind {
-        StmtKind::Block(v) => v.iter().all(|x| select_stmt(f, *x, budget)),
+        StmtKind::Block(v) => v.iter().all(|x| select_stmt(f, sc, *x, budget)),
         StmtKind::Decl { var, init } => {
             *budget = budget.saturating_sub(1);
-            *budget > 0 && register_var(f, *var) && init.is_none_or(|e| select_expr(f, e, 0))
+            *budget > 0 && register_var(f, *var) && init.is_none_or(|e| select_expr(f, sc, e, 0))
         }
         StmtKind::Expr(e) => {
             if *budget == 0 {
@@ -714,7 +762,7 @@ fn select_stmt(f: &Function, s: StmtId, budget: &mut usize) -> bool {
             match &f.expr(*e).kind {
                 ExprKind::Assign { lhs, rhs, .. } => {
                     matches!(f.expr(*lhs).kind, ExprKind::Var(v) if register_var(f, v))
-                        && select_expr(f, *rhs, 0)
+                        && select_expr(f, sc, *rhs, 0)
                 }
                 ExprKind::IncDec { target, .. } => {
                     matches!(f.expr(*target).kind, ExprKind::Var(v) if register_var(f, v))
@@ -728,9 +776,48 @@ fn select_stmt(f: &Function, s: StmtId, budget: &mut usize) -> bool {
                 return false;
             }
             *budget -= 1;
-            select_expr(f, *cond, 0)
-                && select_stmt(f, *then, budget)
-                && els.is_none_or(|e| select_stmt(f, e, budget))
+            select_expr(f, sc, *cond, 0)
+                && select_stmt(f, sc, *then, budget)
+                && els.is_none_or(|e| select_stmt(f, sc, e, budget))
+        }
+        _ => false,
+    }
+}
+
+/// The value of a branch side that is exactly one `return e;`.
+fn single_return(f: &Function, s: StmtId) -> Option<ExprId> {
+    match &f.stmt(s).kind {
+        StmtKind::Block(v) if v.len() == 1 => single_return(f, v[0]),
+        StmtKind::Return(e) => *e,
+        _ => None,
+    }
+}
+
+/// `threadIdx.x == k` (or `k == threadIdx.x`) in blocks narrower than a
+/// warp, holding for one thread per row; `g.thread_rank() == k` for a
+/// group `g` of fewer than 32 threads, one per tile; `&&` with anything.
+fn group_leader(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, c: ExprId) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) => {
+            group_leader(f, cx, launch, *a) || group_leader(f, cx, launch, *b)
+        }
+        ExprKind::Binary(BinOp::Eq, a, b) => {
+            let (x, y) = (cx.form(*a), cx.form(*b));
+            let (t, e) = if y.is_invariant() && !x.is_invariant() {
+                (x, *a)
+            } else if x.is_invariant() && !y.is_invariant() {
+                (y, *b)
+            } else {
+                return false;
+            };
+            let narrow = launch.block[0].is_some_and(|bx| bx < 32);
+            let x_only = matches!(t.coef[0], Coef::Int(1) | Coef::Int(-1))
+                && t.coef[1].is_zero()
+                && t.coef[2].is_zero();
+            let tile_rank = group_call(f, e).is_some_and(|(m, g)| {
+                m == "thread_rank" && super::coop::group_size(f, g).is_some_and(|n| n < 32)
+            });
+            (narrow && x_only) || tile_rank
         }
         _ => false,
     }
