@@ -57,11 +57,14 @@ fn rank_conditions_depend_on_the_thread_index() {
     let all = findings();
     let d = of(&all, "rank_divergent", "divergent-branch");
     assert_eq!(d.len(), 1, "{all:#?}");
+    // A threshold on the rank (a monotone thread index): one warp per block
+    // splits (issue 8 audit D5).
+    assert_eq!(d[0]["facts"]["shape"]["one_warp_per"], "block", "{d:#?}");
     assert!(
         d[0]["message"]
             .as_str()
             .unwrap()
-            .contains("depends on threadIdx.x"),
+            .contains("at most one warp per block"),
         "{d:#?}"
     );
     // A warp-multiple tile's rank among tiles is the same for a whole warp.

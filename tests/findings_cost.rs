@@ -67,10 +67,7 @@ fn fields_read_by_one_statement_are_fetched_once() {
     assert_eq!(two.len(), 1, "{two:#?}");
     assert_eq!(two[0]["facts"]["min_sectors"], 12);
     assert!(
-        two[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("fields using 12 B"),
+        two[0]["message"].as_str().unwrap().contains("using 12 B"),
         "{two:#?}"
     );
 }
@@ -144,4 +141,19 @@ fn every_addend_of_a_dereferenced_sum_is_the_index() {
     assert_eq!(d.len(), 1, "{d:#?}");
     let m = d[0]["message"].as_str().unwrap();
     assert!(m.contains("stride `size`"), "{m}");
+}
+
+#[test]
+fn fields_read_in_nearby_statements_are_fetched_once() {
+    let all = findings(None);
+    // Audit C1: `.x` in one statement, `.y` in the next: one fetch.
+    assert!(global_in(&all, "fields_nearby").is_empty(), "{all:#?}");
+    // A write to the array in between, or fields read under two different
+    // `if`s: each read is costed on its own.
+    let split = global_in(&all, "fields_split");
+    let reads: Vec<_> = split
+        .iter()
+        .filter(|f| f["facts"]["access"] == "read")
+        .collect();
+    assert_eq!(reads.len(), 4, "{split:#?}");
 }

@@ -75,9 +75,9 @@ const FIXTURE: &str = "\
 __device__ void helper_sync(float* s) { s[threadIdx.x] = 0; __syncthreads(); }
 __device__ void helper_plain(float* s) { s[threadIdx.x] = 1; }
 __global__ void __launch_bounds__(256) bounded(float* out, const float* in, int n) {
-    __shared__ float tile[8][32];
+    __shared__ float tile[32][32];
     __shared__ float padded[8][33];
-    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x] + tile[threadIdx.x][threadIdx.y];
     padded[threadIdx.y][threadIdx.x] = in[threadIdx.x];
     helper_sync(&tile[0][0]);
     for (int i = 0; i < n; i++) {
@@ -101,6 +101,15 @@ __global__ void __launch_bounds__(64) intended(double* out, const double* in, in
     for (int i = 0; i < n; i++) { acc += in[i] * 0.5; }
     out[threadIdx.x] = acc;
 }
+__global__ void __launch_bounds__(256) per_element(float* out, const float* in, int n) {
+    __shared__ float rows[8][32];
+    __shared__ float swz[32][32];
+    rows[threadIdx.y][threadIdx.x] = in[threadIdx.x];
+    swz[threadIdx.x][(threadIdx.y + threadIdx.x) % 32] = in[threadIdx.y];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        atomicAdd(&out[i], in[i] + rows[0][threadIdx.x] + swz[threadIdx.y][threadIdx.x]);
+    }
+}
 ";
 
 fn row(line: u32, col: u32, rule: &str, severity: &str) -> Row {
@@ -109,8 +118,10 @@ fn row(line: u32, col: u32, rule: &str, severity: &str) -> Row {
 
 /// Each shipped rule fires where it must and nowhere else: the barrier in
 /// `helper_sync` (reached from `bounded`) but not `helper_plain`; `tile`
-/// (`[8][32]`) but not `padded` (`[8][33]`); the atomic in the loop but not
-/// the one after it; `* 2.0` but not `* 2.0f`, nor `intended`, which is
+/// (`[32][32]`, read by column) but not `padded` (`[8][33]`), nor
+/// `per_element`'s unpadded tiles read by rows or through a swizzled index
+/// (audit H4); the atomic in the loop but not the one after it, nor the
+/// per-element atomic of a block-stride loop (audit H3); `* 2.0` but not `* 2.0f`, nor `intended`, which is
 /// double on purpose (a `double` accumulator); `unbounded` but not the
 /// kernel with `__launch_bounds__`; the uncoalesced access of the kernel
 /// launched from a loop (`bounded` is launched once). After lines are

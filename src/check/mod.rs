@@ -186,9 +186,33 @@ fn divergence_message(
         }
         _ => "and the lanes that keep looping run the extra iterations while the others wait",
     };
-    format!(
-        "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
-    )
+    use crate::facts::divergence::Shape;
+    match &b.shape {
+        Shape::SameCall(callee) => format!(
+            "`{cond}` depends on {dims} and can differ between the threads of a warp, but both \
+             paths make one call of `{callee}` with other arguments: the compiler can often \
+             merge them into one call on selected arguments, leaving only the selects divergent"
+        ),
+        Shape::OneWarp { scope, tests } => {
+            let (warps, which) = if *tests == 1 {
+                (
+                    "at most one warp".to_string(),
+                    "the one straddling the bound",
+                )
+            } else {
+                (format!("at most {tests} warps"), "those straddling a bound")
+            };
+            format!(
+                "`{cond}` compares a thread index that grows with the lane's position against a \
+                 uniform bound, so the threads it selects are one contiguous run: it splits \
+                 {warps} per {scope} ({which}; every other warp is wholly on one side), \
+                 {what}{region} (cost: the divergent part in those warps only)"
+            )
+        }
+        _ => format!(
+            "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
+        ),
+    }
 }
 
 /// The findings of one kernel or device function `f` with its analysis
@@ -229,7 +253,7 @@ pub fn function_findings(
         if let (Some(e), Some((off, used))) = (acc.elem_bytes, g.fields) {
             if used < e as i64 {
                 pattern.push_str(&format!(
-                    ", the statement's fields using {used} B (from offset {off}) of each {e}-byte element"
+                    ", the fields this thread reads or writes of each element (in this statement, or for reads the next ones of its block) using {used} B (from offset {off}) of each {e}-byte element"
                 ));
             }
         } else if let (Some(e), Some(k), Some(off)) =
@@ -349,13 +373,23 @@ pub fn function_findings(
             f.stmt(b.stmt).span
         };
         let (line, col) = abs(&span);
+        // (audit D4) Register-only sides are if-converted into selects or
+        // predicated moves: no divergent path runs, nothing to report.
+        use crate::facts::divergence::Shape;
+        if matches!(b.shape, Shape::Select | Shape::GroupLeader) {
+            continue;
+        }
         // A divergent `?:`/`&&`/`||` is a select or a short predicated
-        // sequence: cheap, so a note whatever its operands read.
-        let severity = if tail.is_none() && !b.in_expression && (memory || looping) {
-            Severity::Warning
-        } else {
-            Severity::Note
-        };
+        // sequence: cheap, so a note whatever its operands read. So are
+        // two calls of one function (often merged) and threshold guards
+        // splitting one warp per block (audit D5).
+        let severity =
+            if tail.is_none() && !b.in_expression && (memory || looping) && b.shape == Shape::Plain
+            {
+                Severity::Warning
+            } else {
+                Severity::Note
+            };
         let cond_text = f.expr_text(b.cond);
         let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
         let region = match (memory, looping) {
@@ -381,6 +415,14 @@ pub fn function_findings(
                 "memory": memory,
                 "loop": looping,
                 "stride_tail": tail.is_some(),
+                "shape": match &b.shape {
+                    Shape::Plain => serde_json::json!("plain"),
+                    Shape::Select => serde_json::json!("select"),
+                    Shape::GroupLeader => serde_json::json!("group_leader"),
+                    Shape::SameCall(c) => serde_json::json!({"same_call": c}),
+                    Shape::OneWarp { scope, tests } =>
+                        serde_json::json!({"one_warp_per": scope, "tests": tests}),
+                },
                 "block_dims": a.launch.block,
             }),
         });

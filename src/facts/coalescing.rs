@@ -139,7 +139,8 @@ pub fn global_costs(
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
     let lanes = lanes(launch, cost.warp);
-    let groups = field_groups(f);
+    let regions = read_regions(f);
+    let groups = field_groups(f, &regions);
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
@@ -147,7 +148,7 @@ pub fn global_costs(
         let (Some(elem), Some(k)) = (a.elem_bytes, a.access_bytes) else {
             continue;
         };
-        let group = groups.get(&group_key(a)).copied();
+        let group = groups.get(&group_key(i, a, &regions)).copied();
         let (field, k) = match group {
             Some(g) => (g.lo, g.len),
             None => (a.field_offset.unwrap_or(0) as i64, k.max(1) as i64),
@@ -186,18 +187,129 @@ pub fn global_costs(
     out
 }
 
-/// Accesses of one statement to the same element: same statement, array,
-/// subscripts, direction and element size.
-type GroupKey = (crate::ir::StmtId, String, String, bool, Option<u64>);
+/// Accesses of one statement (or, for reads, one run of straight-line
+/// statements) to the same element: same region, array, subscripts,
+/// direction and element size.
+type GroupKey = ((u32, u32, u32), String, String, bool, Option<u64>);
 
-fn group_key(a: &Access) -> GroupKey {
+fn group_key(i: usize, a: &Access, regions: &[(u32, u32, u32)]) -> GroupKey {
     (
-        a.stmt,
+        regions.get(i).copied().unwrap_or((a.stmt.0, 0, 0)),
         a.array.clone(),
         a.index_text.clone(),
         a.is_write,
         a.elem_bytes,
     )
+}
+
+/// (issue 8 audit C1) For each access (by position): the region whose
+/// accesses to one element are costed together. A write's region is its
+/// statement. A read's region is the run of straight-line statements
+/// (declarations and expression statements, consecutive in one block) that
+/// holds it, cut after any statement that writes the same array, passes
+/// its pointer to a call, or assigns a variable some access index reads:
+/// `p[i].x` in one statement and `p[i].y` in the next are one fetch of the
+/// element (the second read hits the sectors the first brought into L1).
+/// The triple is (first statement of the run, array epoch, index epoch).
+fn read_regions(f: &Function) -> Vec<(u32, u32, u32)> {
+    use crate::ir::{ExprKind, StmtKind, UnOp, VarId};
+    let mut out: Vec<(u32, u32, u32)> = f.accesses.iter().map(|a| (a.stmt.0, 0, 0)).collect();
+    let mut by_stmt: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
+    for (i, a) in f.accesses.iter().enumerate() {
+        by_stmt.entry(a.stmt.0).or_default().push(i);
+    }
+    // Variables some access index reads.
+    let mut index_vars: BTreeSet<u32> = BTreeSet::new();
+    for a in &f.accesses {
+        let mut stack: Vec<crate::ir::ExprId> = a.indices.clone();
+        while let Some(e) = stack.pop() {
+            if let ExprKind::Var(v) = f.expr(e).kind {
+                index_vars.insert(v.0);
+            }
+            stack.extend(f.child_exprs(e));
+        }
+    }
+    // Whether `e` passes the pointer `v` itself (not a value read through it).
+    fn passes_pointer(f: &Function, e: crate::ir::ExprId, v: VarId) -> bool {
+        match &f.expr(e).kind {
+            ExprKind::Var(x) => *x == v,
+            ExprKind::Index { .. } | ExprKind::Member { .. } | ExprKind::Unary(UnOp::Deref, _) => {
+                false
+            }
+            _ => f
+                .child_exprs(e)
+                .into_iter()
+                .any(|c| passes_pointer(f, c, v)),
+        }
+    }
+    for st in &f.stmts {
+        let StmtKind::Block(children) = &st.kind else {
+            continue;
+        };
+        let mut run_start: Option<u32> = None;
+        let mut array_epoch: std::collections::HashMap<&str, u32> =
+            std::collections::HashMap::new();
+        let mut var_epoch = 0u32;
+        for c in children {
+            let roots: Vec<crate::ir::ExprId> = match &f.stmt(*c).kind {
+                StmtKind::Decl { init, .. } => init.iter().copied().collect(),
+                StmtKind::Expr(e) => vec![*e],
+                _ => {
+                    run_start = None;
+                    array_epoch.clear();
+                    var_epoch = 0;
+                    continue;
+                }
+            };
+            let start = *run_start.get_or_insert(c.0);
+            let here = by_stmt.get(&c.0).cloned().unwrap_or_default();
+            for &i in &here {
+                let a = &f.accesses[i];
+                if !a.is_write {
+                    let ep = array_epoch.get(a.array.as_str()).copied().unwrap_or(0);
+                    out[i] = (start, ep, var_epoch);
+                }
+            }
+            // What this statement changes cuts the following reads off.
+            for &i in &here {
+                let a = &f.accesses[i];
+                if a.is_write {
+                    *array_epoch.entry(a.array.as_str()).or_insert(0) += 1;
+                }
+            }
+            let mut stack = roots;
+            while let Some(e) = stack.pop() {
+                match &f.expr(e).kind {
+                    ExprKind::Assign { lhs, .. } => {
+                        if let ExprKind::Var(v) = f.expr(*lhs).kind
+                            && index_vars.contains(&v.0)
+                        {
+                            var_epoch += 1;
+                        }
+                    }
+                    ExprKind::IncDec { target, .. } => {
+                        if let ExprKind::Var(v) = f.expr(*target).kind
+                            && index_vars.contains(&v.0)
+                        {
+                            var_epoch += 1;
+                        }
+                    }
+                    ExprKind::Call { args, .. } => {
+                        for a in f.accesses.iter() {
+                            if let Some(v) = a.var
+                                && args.iter().any(|x| passes_pointer(f, *x, v))
+                            {
+                                *array_epoch.entry(a.array.as_str()).or_insert(0) += 1;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                stack.extend(f.child_exprs(e));
+            }
+        }
+    }
+    out
 }
 
 /// The bytes of each element that a statement's accesses to several of its
@@ -218,7 +330,10 @@ struct FieldGroup {
 /// field. When what is left of the element is no larger than the widest
 /// field used (padding, or the one component a statement skips), the whole
 /// element counts as used: that is not waste a layout change would remove.
-fn field_groups(f: &Function) -> std::collections::HashMap<GroupKey, FieldGroup> {
+fn field_groups(
+    f: &Function,
+    regions: &[(u32, u32, u32)],
+) -> std::collections::HashMap<GroupKey, FieldGroup> {
     let mut spans: std::collections::HashMap<GroupKey, (BTreeSet<(i64, i64)>, usize)> =
         std::collections::HashMap::new();
     for (i, a) in f.accesses.iter().enumerate() {
@@ -229,7 +344,7 @@ fn field_groups(f: &Function) -> std::collections::HashMap<GroupKey, FieldGroup>
             continue;
         }
         let entry = spans
-            .entry(group_key(a))
+            .entry(group_key(i, a, regions))
             .or_insert_with(|| (BTreeSet::new(), i));
         entry.0.insert((off as i64, k as i64));
     }

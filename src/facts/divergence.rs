@@ -51,6 +51,42 @@ pub struct BranchFact {
     pub in_expression: bool,
     /// The verdict.
     pub kind: BranchKind,
+    /// For a [`BranchKind::Divergent`] branch: what its divergence costs
+    /// (audit classes D4 and D5).
+    pub shape: Shape,
+}
+
+/// What a divergent branch's divergence costs, beyond "can split a warp"
+/// (issue 8 audit, classes D4/D5).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// Nothing more is known: the divergent part runs with some lanes idle
+    /// (both paths one after the other for an `if`/`else`).
+    Plain,
+    /// Both sides are a few assignments of register values (no memory
+    /// access, call, loop or jump): the compiler if-converts them into
+    /// selects or predicated moves, so no divergent path is executed.
+    Select,
+    /// An `if`/`else` whose two sides each make one call of the same
+    /// function (the name), with other arguments.
+    SameCall(String),
+    /// One thread per row of a block narrower than a warp (`threadIdx.x ==
+    /// 0` with 16-wide blocks) or per cooperative-groups tile
+    /// (`tile16.thread_rank() == 0`): a single-writer epilogue of each row
+    /// or tile, not divergence worth reporting.
+    GroupLeader,
+    /// A threshold test `a·tid + u OP n` (`a`, `u`, `n` uniform) on a thread
+    /// index that grows (or shrinks) monotonically with the lane's linear
+    /// position: the threads it selects form one contiguous run, so at most
+    /// one warp per `scope` (block, row, z-slice) straddles the bound.
+    OneWarp {
+        /// Per what one warp splits: "block", "row of the block", "z-slice
+        /// of the block".
+        scope: &'static str,
+        /// How many such threshold tests the condition combines (each can
+        /// split one warp per scope).
+        tests: u32,
+    },
 }
 
 /// Classify every branch of `f`.
@@ -66,7 +102,8 @@ pub fn classify(
     for (s, c) in &r.branches {
         let (stmt, cond) = (StmtId(*s), ExprId(*c));
         let in_expression = !is_statement_condition(f, stmt, cond);
-        let kind = if u.is_uniform(cond.0) {
+        let one_thread = launch.block == [Some(1), Some(1), Some(1)];
+        let kind = if one_thread || u.is_uniform(cond.0) {
             BranchKind::Uniform
         } else if warp_uniform(f, u, cond, launch)
             || lane_invariant(f, cx, cond)
@@ -77,13 +114,18 @@ pub fn classify(
             BranchKind::SingleThread
         } else if boundary_guard(f, u, cx, launch, cond) {
             BranchKind::BoundaryGuard
-        } else if let Some(grid) = (!in_expression)
+        } else if let Some((grid, tail)) = (!in_expression)
             .then(|| stride_loop(f, cx, launch, loops, stmt, cond))
             .flatten()
         {
-            BranchKind::StrideTail {
-                grid,
-                memory: stmt_region(f, stmt).0,
+            if tail {
+                BranchKind::StrideTail {
+                    grid,
+                    memory: stmt_region(f, stmt).0,
+                }
+            } else {
+                // Every warp's lanes run the same number of iterations.
+                BranchKind::WarpUniform
             }
         } else {
             let (memory, looping) = if in_expression {
@@ -93,11 +135,17 @@ pub fn classify(
             };
             BranchKind::Divergent { memory, looping }
         };
+        let shape = if matches!(kind, BranchKind::Divergent { .. }) {
+            shape(f, u, cx, launch, stmt, cond, in_expression)
+        } else {
+            Shape::Plain
+        };
         out.push(BranchFact {
             stmt,
             cond,
             in_expression,
             kind,
+            shape,
         });
     }
     out
@@ -367,8 +415,79 @@ fn structural_stride(
 /// uniform) and steps by a uniform amount at least the spread of the
 /// starts within a warp (`blockDim.x`, `blockDim.x * gridDim.x`, a constant
 /// ≥ 32·k), so lanes' trip counts differ by at most one. Returns whether
-/// the step involves `gridDim`.
+/// the step involves `gridDim`, and whether a warp can have a partial last
+/// iteration at all (see [`no_tail`]).
 fn stride_loop(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<(bool, bool)> {
+    let l = loops.get(s)?;
+    let grid = stride_loop_kind(f, cx, launch, loops, s, cond)?;
+    let g = l.guard.as_ref()?;
+    let iv = l.vars.iter().find(|v| v.var == g.var)?;
+    Some((grid, !no_tail(cx, launch, iv, g)))
+}
+
+/// Whether the stride loop with induction variable `iv` and guard `g` has
+/// no partial iteration in any warp (audit D2): with the x-extent of a warp
+/// an aligned run of `L` consecutive `threadIdx.x` values (`L` = 32 when
+/// `blockDim.x` is a multiple of 32, `blockDim.x` when it divides 32), a
+/// start `threadIdx.x + u`, a step `s` and a bound `n` with `u`, `s` and `n`
+/// all multiples of `L` keep each warp's run of values wholly below or
+/// wholly at/above the bound: `for (j = threadIdx.x; j < 512; j +=
+/// blockDim.x)` with 256-thread blocks runs exactly twice in every lane.
+/// Needs the block's x size from every launch site.
+fn no_tail(
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    iv: &super::loops::InductionVar,
+    g: &super::loops::Guard,
+) -> bool {
+    let Some(bx) = launch.block[0].map(i64::from) else {
+        return false;
+    };
+    let span = if bx % 32 == 0 {
+        32
+    } else if bx > 0 && 32 % bx == 0 {
+        bx
+    } else {
+        return false;
+    };
+    // A uniform value that is a known multiple of `span`.
+    let multiple = |a: &super::affine::Affine| {
+        a.is_invariant()
+            && a.offset.is_some_and(|o| o % span == 0)
+            && (a.rest_multiple == 0 || (a.rest_multiple as i64) % span == 0)
+    };
+    let (Some(init), Some(step)) = (iv.init, iv.step) else {
+        return false;
+    };
+    let mut start = cx.form(init);
+    if start.coef[0] != Coef::Int(1) || !start.coef[1].is_zero() || !start.coef[2].is_zero() {
+        return false;
+    }
+    start.coef[0] = Coef::Int(0);
+    let bound = cx.form(g.bound);
+    let bound = match g.op {
+        BinOp::Lt => bound,
+        BinOp::Le => match bound.offset {
+            Some(o) => super::affine::Affine {
+                offset: o.checked_add(1),
+                ..bound
+            },
+            None => return false,
+        },
+        _ => return false,
+    };
+    iv.op == StepOp::Add && multiple(&start) && multiple(&cx.form(step)) && multiple(&bound)
+}
+
+/// [`stride_loop`]'s recognition: `Some(grid)` for a stride loop.
+fn stride_loop_kind(
     f: &Function,
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
@@ -407,7 +526,15 @@ fn stride_loop(
     let Coef::Int(k) = init.coef[0] else {
         return None;
     };
-    if k <= 0 || !init.coef[1].is_zero() || !init.coef[2].is_zero() {
+    // y/z terms are constant over a warp's lanes when a warp lies in one
+    // row (blockDim.x a multiple of 32) or the dimension is trivial.
+    let warp_in_row = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+    let const_in_warp = |d: usize| {
+        init.coef[d].is_zero()
+            || (!matches!(init.coef[d], Coef::Unknown)
+                && (warp_in_row || launch.block[d] == Some(1)))
+    };
+    if k <= 0 || !const_in_warp(1) || !const_in_warp(2) {
         return None;
     }
     let step = iv.step?;
@@ -482,5 +609,325 @@ fn boundary_guard(
             unit && others_zero && t.grid_offset
         }
         _ => false,
+    }
+}
+
+/// The [`Shape`] of a divergent branch.
+fn shape(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    stmt: StmtId,
+    cond: ExprId,
+    in_expression: bool,
+) -> Shape {
+    if in_expression {
+        // `c ? a : b`, `c && b`, `c || b` with register-only operands.
+        let arms: Vec<ExprId> = f
+            .exprs
+            .iter()
+            .filter_map(|e| match &e.kind {
+                ExprKind::Cond(k, a, b) if *k == cond => Some(vec![*a, *b]),
+                ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, k, b) if *k == cond => {
+                    Some(vec![*b])
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        let none = SelectCx { loads: &[] };
+        if !arms.is_empty() && arms.iter().all(|a| select_expr(f, &none, *a, 0)) {
+            return Shape::Select;
+        }
+        return Shape::Plain;
+    }
+    let StmtKind::If { then, els, .. } = &f.stmt(stmt).kind else {
+        return Shape::Plain;
+    };
+    if group_leader(f, cx, launch, cond) {
+        return Shape::GroupLeader;
+    }
+    // Loads the condition makes may be repeated in the sides (`if (a[j] >
+    // m) m = a[j];`): the compiler reuses the value, a max/min select.
+    let mut cond_loads = Vec::new();
+    let mut stack = vec![cond];
+    while let Some(e) = stack.pop() {
+        if matches!(f.expr(e).kind, ExprKind::Index { .. }) {
+            cond_loads.push(f.expr_text(e));
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    let cx_sel = SelectCx { loads: &cond_loads };
+    let arms: Vec<StmtId> = std::iter::once(*then).chain(*els).collect();
+    let mut budget = 4usize;
+    if arms
+        .iter()
+        .all(|a| select_stmt(f, &cx_sel, *a, &mut budget))
+    {
+        return Shape::Select;
+    }
+    // `if (c) return a; else return b;`
+    if let Some(els) = els
+        && let (Some(a), Some(b)) = (single_return(f, *then), single_return(f, *els))
+        && select_expr(f, &cx_sel, a, 0)
+        && select_expr(f, &cx_sel, b, 0)
+    {
+        return Shape::Select;
+    }
+    if let Some(els) = els
+        && let (Some(a), Some(b)) = (single_call(f, *then), single_call(f, *els))
+        && a == b
+    {
+        return Shape::SameCall(a);
+    }
+    match threshold_tests(f, u, cx, launch, cond) {
+        Some((scope, tests)) if tests > 0 => Shape::OneWarp { scope, tests },
+        _ => Shape::Plain,
+    }
+}
+
+/// Math functions that compile to a few arithmetic instructions (no memory,
+/// no divergence of their own).
+const PURE_MATH: &[&str] = &[
+    "min", "max", "fminf", "fmaxf", "fmin", "fmax", "abs", "fabsf", "fabs", "umin", "umax",
+];
+
+/// Whether `e` computes a register value without memory access, calls
+/// (other than [`PURE_MATH`]) or side effects on memory.
+/// What a select may read besides registers: loads the condition already
+/// made (by their text).
+struct SelectCx<'a> {
+    loads: &'a [String],
+}
+
+fn select_expr(f: &Function, sc: &SelectCx<'_>, e: ExprId, depth: u32) -> bool {
+    if depth > 24 {
+        return false;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Name(_)
+        | ExprKind::TemplateParam(_)
+        | ExprKind::Builtin(_)
+        | ExprKind::SizeOf(_) => true,
+        ExprKind::Var(v) => register_var(f, *v),
+        ExprKind::Unary(UnOp::Deref | UnOp::AddrOf, _) => false,
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => select_expr(f, sc, *a, depth + 1),
+        ExprKind::Binary(_, a, b) => {
+            select_expr(f, sc, *a, depth + 1) && select_expr(f, sc, *b, depth + 1)
+        }
+        ExprKind::Cond(c, a, b) => [c, a, b].iter().all(|x| select_expr(f, sc, **x, depth + 1)),
+        ExprKind::Member { base, arrow, .. } => !arrow && select_expr(f, sc, *base, depth + 1),
+        ExprKind::Call {
+            callee,
+            receiver,
+            args,
+        } => {
+            receiver.is_none()
+                && PURE_MATH.contains(&callee.as_str())
+                && args.iter().all(|a| select_expr(f, sc, *a, depth + 1))
+        }
+        ExprKind::Index { .. } => sc.loads.contains(&f.expr_text(e)),
+        ExprKind::Assign { .. }
+        | ExprKind::IncDec { .. }
+        | ExprKind::Str
+        | ExprKind::Unknown(_) => false,
+    }
+}
+
+/// A local scalar held in registers (not `__shared__`, not a reference, not
+/// an array).
+fn register_var(f: &Function, v: crate::ir::VarId) -> bool {
+    let var = f.var(v);
+    var.space.is_none() && !var.by_ref
+}
+
+/// Whether statement `s` is at most `budget` assignments of register values
+/// to local scalars (or declarations of them): if-converted into selects.
+fn select_stmt(f: &Function, sc: &SelectCx<'_>, s: StmtId, budget: &mut usize) -> bool {
+    match &f.stmt(s).kind {
+        StmtKind::Block(v) => v.iter().all(|x| select_stmt(f, sc, *x, budget)),
+        StmtKind::Decl { var, init } => {
+            *budget = budget.saturating_sub(1);
+            *budget > 0 && register_var(f, *var) && init.is_none_or(|e| select_expr(f, sc, e, 0))
+        }
+        StmtKind::Expr(e) => {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            match &f.expr(*e).kind {
+                ExprKind::Assign { lhs, rhs, .. } => {
+                    matches!(f.expr(*lhs).kind, ExprKind::Var(v) if register_var(f, v))
+                        && select_expr(f, sc, *rhs, 0)
+                }
+                ExprKind::IncDec { target, .. } => {
+                    matches!(f.expr(*target).kind, ExprKind::Var(v) if register_var(f, v))
+                }
+                _ => false,
+            }
+        }
+        // A nested select: `if (c) { if (d) x = y; }`.
+        StmtKind::If { cond, then, els } => {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            select_expr(f, sc, *cond, 0)
+                && select_stmt(f, sc, *then, budget)
+                && els.is_none_or(|e| select_stmt(f, sc, e, budget))
+        }
+        _ => false,
+    }
+}
+
+/// The value of a branch side that is exactly one `return e;`.
+fn single_return(f: &Function, s: StmtId) -> Option<ExprId> {
+    match &f.stmt(s).kind {
+        StmtKind::Block(v) if v.len() == 1 => single_return(f, v[0]),
+        StmtKind::Return(e) => *e,
+        _ => None,
+    }
+}
+
+/// `threadIdx.x == k` (or `k == threadIdx.x`) in blocks narrower than a
+/// warp, holding for one thread per row; `g.thread_rank() == k` for a
+/// group `g` of fewer than 32 threads, one per tile; `&&` with anything.
+fn group_leader(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, c: ExprId) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) => {
+            group_leader(f, cx, launch, *a) || group_leader(f, cx, launch, *b)
+        }
+        ExprKind::Binary(BinOp::Eq, a, b) => {
+            let (x, y) = (cx.form(*a), cx.form(*b));
+            let (t, e) = if y.is_invariant() && !x.is_invariant() {
+                (x, *a)
+            } else if x.is_invariant() && !y.is_invariant() {
+                (y, *b)
+            } else {
+                return false;
+            };
+            let narrow = launch.block[0].is_some_and(|bx| bx < 32);
+            let x_only = matches!(t.coef[0], Coef::Int(1) | Coef::Int(-1))
+                && t.coef[1].is_zero()
+                && t.coef[2].is_zero();
+            let tile_rank = group_call(f, e).is_some_and(|(m, g)| {
+                m == "thread_rank" && super::coop::group_size(f, g).is_some_and(|n| n < 32)
+            });
+            (narrow && x_only) || tile_rank
+        }
+        _ => false,
+    }
+}
+
+/// The callee of a branch side that is exactly one call statement.
+fn single_call(f: &Function, s: StmtId) -> Option<String> {
+    match &f.stmt(s).kind {
+        StmtKind::Block(v) if v.len() == 1 => single_call(f, v[0]),
+        StmtKind::Expr(e) => match &f.expr(*e).kind {
+            ExprKind::Call { callee, .. } => Some(callee.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// For a condition built from threshold tests on a monotone thread index
+/// (and uniform / warp-uniform parts), combined by `&&`/`||`/`!`: the scope
+/// within which each test splits at most one warp, and the number of tests.
+fn threshold_tests(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    c: ExprId,
+) -> Option<(&'static str, u32)> {
+    if u.is_uniform(c.0) || warp_uniform(f, u, c, launch) {
+        return Some(("block", 0));
+    }
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+            let (sa, na) = threshold_tests(f, u, cx, launch, *a)?;
+            let (sb, nb) = threshold_tests(f, u, cx, launch, *b)?;
+            // Report the coarser guarantee when the two scopes differ.
+            let scope = match (na, nb) {
+                (0, _) => sb,
+                (_, 0) => sa,
+                _ if sa == sb => sa,
+                _ => return None,
+            };
+            Some((scope, na + nb))
+        }
+        ExprKind::Unary(UnOp::Not, a) => threshold_tests(f, u, cx, launch, *a),
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let (x, y) = (cx.form(*a), cx.form(*b));
+            let t = if y.is_invariant() && !x.is_invariant() {
+                x
+            } else if x.is_invariant() && !y.is_invariant() {
+                y
+            } else {
+                return None;
+            };
+            // `==`/`!=` select a run with two ends, each can split a warp.
+            let ends = if matches!(op, BinOp::Eq | BinOp::Ne) {
+                2
+            } else {
+                1
+            };
+            monotone_scope(&t, launch).map(|s| (s, ends))
+        }
+        _ => None,
+    }
+}
+
+/// For a thread-dependent affine form: whether it is monotone in the linear
+/// thread index (`x + bx·y + bx·by·z`) within some scope, and that scope.
+fn monotone_scope(t: &super::affine::Affine, launch: &LaunchDims) -> Option<&'static str> {
+    if t.coef.iter().any(|c| matches!(c, Coef::Unknown)) {
+        return None;
+    }
+    let used = [
+        !t.coef[0].is_zero(),
+        !t.coef[1].is_zero(),
+        !t.coef[2].is_zero(),
+    ];
+    let [bx, by, bz] = launch.block;
+    match used {
+        // Only x: warps must be runs of one row.
+        [true, false, false] => {
+            if by == Some(1) && bz == Some(1) {
+                Some("block")
+            } else if bx.is_some_and(|x| x % 32 == 0) {
+                Some("row of the block")
+            } else {
+                None
+            }
+        }
+        // Only y: monotone in the linear index within each z-slice.
+        [false, true, false] => Some(if bz == Some(1) {
+            "block"
+        } else {
+            "z-slice of the block"
+        }),
+        [false, false, true] => Some("block"),
+        // x and y with the y coefficient bx times the x one: linear.
+        [true, true, false] => match (&t.coef[0], &t.coef[1], bx) {
+            (Coef::Int(a), Coef::Int(b), Some(bx)) if *b == a * i64::from(bx) => {
+                Some(if bz == Some(1) {
+                    "block"
+                } else {
+                    "z-slice of the block"
+                })
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }

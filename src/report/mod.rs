@@ -55,11 +55,35 @@ pub fn render(
 ) -> String {
     let shown: Vec<&Finding> = findings.iter().filter(|f| !f.suppressed).collect();
     match format {
-        ReportFormat::Human => human(&shown, findings.len() - shown.len(), sources),
+        ReportFormat::Human => {
+            // (issue 8) The human report leads with what matters: errors,
+            // then warnings, then notes; among divergent branches of one
+            // severity, those whose divergent part loops and accesses
+            // memory first. Ties keep the store's (file, line) order.
+            let mut ranked = shown;
+            ranked.sort_by_key(|f| (std::cmp::Reverse(f.severity), divergence_rank(f)));
+            human(&ranked, findings.len() - ranked.len(), sources)
+        }
         ReportFormat::Json => {
             serde_json::to_string_pretty(&shown).unwrap_or_else(|_| "[]".into()) + "\n"
         }
         ReportFormat::Sarif => sarif(&shown) + "\n",
+    }
+}
+
+/// Rank of a finding by the cost of the divergence it reports (0 first):
+/// a divergent part that loops and accesses memory, one that loops, one
+/// that accesses memory, then the rest; other rules rank with the first.
+fn divergence_rank(f: &Finding) -> u8 {
+    if f.rule != "divergent-branch" {
+        return 0;
+    }
+    let flag = |k: &str| f.facts[k].as_bool().unwrap_or(false);
+    match (flag("loop"), flag("memory")) {
+        (true, true) => 0,
+        (true, false) => 1,
+        (false, true) => 2,
+        _ => 3,
     }
 }
 

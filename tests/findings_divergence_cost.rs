@@ -1,0 +1,141 @@
+//! issue 8, audit classes D1, D2, D4, D5, D6: what a divergent branch costs.
+//! Fixture: tests/fixtures/findings/divergence_cost/kernels.cu.
+
+use assert_cmd::Command;
+use std::path::Path;
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/findings/divergence_cost/kernels.cu");
+        std::fs::copy(src, dir.path().join("kernels.cu")).unwrap();
+        let out = Command::cargo_bin("cudalog")
+            .unwrap()
+            .arg("check")
+            .arg(dir.path())
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success() || out.status.code() == Some(1));
+        serde_json::from_slice(&out.stdout).unwrap()
+    })
+}
+
+fn divergent(function: &str) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| f["rule"] == "divergent-branch" && f["function"] == function)
+        .collect()
+}
+
+#[test]
+fn block_stride_while_loop_is_a_tail_note() {
+    let d = divergent("while_stride");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("one partial iteration")
+    );
+}
+
+#[test]
+fn stride_loop_without_a_partial_iteration_is_not_reported() {
+    assert!(
+        divergent("no_tail").is_empty(),
+        "{:?}",
+        divergent("no_tail")
+    );
+    assert!(
+        divergent("grid_no_tail").is_empty(),
+        "{:?}",
+        divergent("grid_no_tail")
+    );
+    // 500 is not a multiple of 256: the tail note stays.
+    let d = divergent("with_tail");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+}
+
+#[test]
+fn register_only_branches_are_selects_and_not_reported() {
+    let d = divergent("selects");
+    assert!(d.is_empty(), "{d:#?}");
+    // A store under the branch is not a select.
+    let d = divergent("predicated_store");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["facts"]["shape"], "plain");
+}
+
+#[test]
+fn two_calls_of_one_function_are_a_note_that_says_so() {
+    let d = divergent("same_call");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("one call of `put`") && !m.contains("run both paths"),
+        "{m}"
+    );
+}
+
+#[test]
+fn threshold_guards_split_at_most_one_warp_per_block() {
+    let d = divergent("tail_guard");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["shape"]["one_warp_per"], "block");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(m.contains("at most one warp per block"), "{m}");
+    // 16 x 16 blocks: `threadIdx.y < r` is a run of whole rows (one warp
+    // per block splits); `threadIdx.x < r` splits every warp holding the
+    // selected columns of two rows: still a warning.
+    let d = divergent("row_guard");
+    assert_eq!(d.len(), 2, "{d:?}");
+    let by_line = |l: u64| d.iter().find(|f| f["line"] == l).unwrap();
+    let y = by_line(d.iter().map(|f| f["line"].as_u64().unwrap()).min().unwrap());
+    let x = by_line(d.iter().map(|f| f["line"].as_u64().unwrap()).max().unwrap());
+    assert_eq!(y["severity"], "note", "{y}");
+    assert_eq!(y["facts"]["shape"]["one_warp_per"], "block");
+    assert_eq!(x["severity"], "warning", "{x}");
+    assert_eq!(x["facts"]["shape"], "plain");
+}
+
+#[test]
+fn warp_stride_loop_over_warp_indices_is_warp_uniform() {
+    let d = divergent("warp_loop");
+    assert!(d.is_empty(), "{d:?}");
+}
+
+#[test]
+fn max_updates_and_returned_selects_are_not_reported() {
+    let d = divergent("max_scan");
+    assert!(d.is_empty(), "{d:#?}");
+    assert!(divergent("pick").is_empty(), "{:?}", divergent("pick"));
+}
+
+#[test]
+fn single_writers_per_row_or_tile_are_not_reported() {
+    let d = divergent("row_leaders");
+    assert!(d.is_empty(), "{d:#?}");
+}
+
+#[test]
+fn a_one_thread_launch_does_not_diverge() {
+    let d = divergent("one_thread");
+    assert!(d.is_empty(), "{d:#?}");
+}
+
+#[test]
+fn block_stride_loop_over_a_2d_linear_index_is_a_tail_note() {
+    let d = divergent("stride_2d");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+}
