@@ -305,40 +305,54 @@ fn include_context_in_cycle(_db: &dyn Db, _id: salsa::Id, _file: SourceFile) -> 
     None
 }
 
+/// (issue 7) The first includer (by path, then line) of every source file
+/// that some `#include "…"` resolves to. One pass over the memoized include
+/// lists, shared by every [`include_context`]: after an edit it is
+/// re-verified against those lists (re-run only when one of them changed),
+/// instead of each file resolving every include of the workspace.
+#[salsa::tracked(returns(ref))]
+pub fn source_includers(db: &dyn Db) -> Arc<HashMap<SourceFile, (SourceFile, usize)>> {
+    let mut out: HashMap<SourceFile, (SourceFile, usize)> = HashMap::new();
+    for (p, f) in db.workspace().files(db).iter() {
+        for (line, name) in file_include_names(db, *f).iter() {
+            // The target has the name's extension: headers never need a
+            // context, so they are not even resolved.
+            if !is_included_source(Path::new(name)) {
+                continue;
+            }
+            if let Some(t) = resolve_include(db, p, name)
+                && t != *f
+            {
+                out.entry(t).or_insert((*f, *line));
+            }
+        }
+    }
+    Arc::new(out)
+}
+
 /// (issue 8) The scope a source file that another file `#include`s starts
 /// in: what its includer (the first by path) sees just before the
 /// `#include` line (the includer's own context, its macros, types and
 /// headers up to there). `None` for headers and for files nobody includes.
-/// Reads the include lists of all files (memoized per file) and the
-/// includer's text; the index's deps hash and dirty sets follow the same
-/// relation (`IncludeGraph::context_reach`).
+/// Reads [`source_includers`] and the includer's text; the index's deps
+/// hash and dirty sets follow the same relation
+/// (`IncludeGraph::context_reach`).
 #[salsa::tracked(returns(clone), cycle_result = include_context_in_cycle)]
 pub fn include_context(db: &dyn Db, file: SourceFile) -> Option<Arc<Scope>> {
-    let path = file.path(db).clone();
-    if !is_included_source(&path) {
+    if !is_included_source(file.path(db)) {
         return None;
     }
     let ws = db.workspace();
-    for (p, f) in ws.files(db).iter() {
-        if *f == file {
-            continue;
-        }
-        for (line, name) in file_include_names(db, *f).iter() {
-            if resolve_include(db, p, name) != Some(file) {
-                continue;
-            }
-            let text = f.text(db);
-            let prefix: String = text.split_inclusive('\n').take(*line).collect::<String>();
-            let initial = include_context(db, *f).unwrap_or_else(|| ws.initial_scope(db).clone());
-            let elsewhere = workspace_defines(db);
-            let p = p.clone();
-            let scan = scan_source(&prefix, initial, elsewhere, &mut |name| {
-                resolve_include(db, &p, name).map(|h| exports(db, h))
-            });
-            return Some(scan.exports);
-        }
-    }
-    None
+    let &(f, line) = source_includers(db).get(&file)?;
+    let p = f.path(db).clone();
+    let text = f.text(db);
+    let prefix: String = text.split_inclusive('\n').take(line).collect::<String>();
+    let initial = include_context(db, f).unwrap_or_else(|| ws.initial_scope(db).clone());
+    let elsewhere = workspace_defines(db);
+    let scan = scan_source(&prefix, initial, elsewhere, &mut |name| {
+        resolve_include(db, &p, name).map(|h| exports(db, h))
+    });
+    Some(scan.exports)
 }
 
 /// (harden) Names `#define`d anywhere in one file (a lexical scan of its
