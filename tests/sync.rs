@@ -232,3 +232,21 @@ fn grid_barriers_follow_every_definition_of_a_loop_variable() {
         "{set:?}"
     );
 }
+
+#[test]
+fn tile_and_warp_syncs_order_the_threads_of_one_tile() {
+    let (set, all) = findings();
+    for clean in ["tile_tree", "tile_halves", "tile_caller", "warp_rotate"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    assert!(has(&set, "tile_crosses", "shared-race", "error"), "{set:?}");
+    assert!(has(&set, "warp_crosses", "shared-race", "error"), "{set:?}");
+    // The witness is two threads of different tiles.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "tile_crosses")
+        .unwrap();
+    let w = &f["facts"]["witness"]["threads"];
+    let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
+    assert_ne!(t0 / 16, t1 / 16, "{f}");
+}

@@ -30,6 +30,49 @@ fn resolved_space(f: &Function, a: &Access, params: &ParamFacts) -> Option<MemSp
     *params.spaces.get(i)?
 }
 
+/// The number of threads of the cooperative-groups tile that expression
+/// `e` names, when known: a variable declared `thread_block_tile<N>` or set
+/// from `tiled_partition<N>(…)` / `tiled_partition(g, N)` with a literal
+/// `N`, or a `thread_group` parameter every caller passes such a tile for.
+pub fn group_size(f: &Function, params: &ParamFacts, e: ExprId) -> Option<i64> {
+    let ExprKind::Var(v) = &f.expr(e).kind else {
+        return None;
+    };
+    let var = f.var(*v);
+    if let Some(p) = var.param_position {
+        if let Some(n) = params.groups.get(p as usize).copied().flatten() {
+            return Some(n);
+        }
+    }
+    let mut text = var.ty.render();
+    for s in &f.stmts {
+        if let crate::ir::StmtKind::Decl {
+            var: d,
+            init: Some(i),
+        } = &s.kind
+            && d == v
+        {
+            text.push(' ');
+            text.push_str(&f.expr_text(*i));
+        }
+    }
+    let lit = |t: &str| -> Option<i64> {
+        let t = t.trim().trim_end_matches(['u', 'U', 'l', 'L']);
+        let n = t.parse::<i64>().ok()?;
+        (n > 0 && n <= 1024).then_some(n)
+    };
+    for marker in ["thread_block_tile<", "tiled_partition<"] {
+        if let Some(i) = text.find(marker) {
+            let rest = &text[i + marker.len()..];
+            return lit(&rest[..rest.find('>')?]);
+        }
+    }
+    let i = text.find("tiled_partition(")?;
+    let rest = &text[i + "tiled_partition(".len()..];
+    let end = rest.find(')')?;
+    lit(rest[..end].rsplit(',').next()?)
+}
+
 /// The arguments of every call of `f`.
 pub fn call_args(
     f: &Function,
@@ -50,8 +93,10 @@ pub fn call_args(
             spaces: Vec::new(),
             pointer_forms: Vec::new(),
             lanes: active.tests_at(c.stmt),
+            groups: Vec::new(),
         };
         for a in args {
+            ca.groups.push(group_size(f, params, *a));
             ca.dims
                 .push(u.expr_dims.get(a.0 as usize).copied().unwrap_or(0));
             ca.forms.push(cx.form(*a));

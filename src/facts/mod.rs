@@ -86,6 +86,9 @@ pub struct ParamFacts {
     /// (issue 8, class 3) Lane conditions every call site is under (empty:
     /// none, or the sites differ).
     pub entry_lanes: Vec<lanes::LaneTest>,
+    /// (issue 11) Threads of the cooperative-groups tile passed for a
+    /// group parameter, when every caller passes a tile of one known size.
+    pub groups: Vec<Option<i64>>,
 }
 
 /// The arguments of one call site, as a caller sees them.
@@ -104,6 +107,10 @@ pub struct CallArgs {
     /// The lane conditions enclosing the call (issue 8, class 3).
     #[serde(default)]
     pub lanes: Vec<lanes::LaneTest>,
+    /// Threads of the cooperative-groups tile each argument names, when
+    /// known (issue 11).
+    #[serde(default)]
+    pub groups: Vec<Option<i64>>,
 }
 
 impl ParamFacts {
@@ -115,6 +122,7 @@ impl ParamFacts {
             self.spaces = c.spaces.clone();
             self.pointer_forms = c.pointer_forms.clone();
             self.entry_lanes = c.lanes.clone();
+            self.groups = c.groups.clone();
             return;
         }
         if self.entry_lanes != c.lanes {
@@ -127,7 +135,11 @@ impl ParamFacts {
         self.forms.resize(n, None);
         self.spaces.resize(n, None);
         self.pointer_forms.resize(n, None);
+        self.groups.resize(n, None);
         for i in 0..n {
+            if self.groups[i] != c.groups.get(i).copied().flatten() {
+                self.groups[i] = None;
+            }
             self.dims[i] |= c.dims.get(i).copied().unwrap_or(0);
             self.forms[i] = match (&self.forms[i], c.forms.get(i)) {
                 (Some(a), Some(b)) => Some(a.join(b)),
@@ -209,7 +221,14 @@ impl Analysis {
         let call_args = args::call_args(f, &uniformity, &cx, params, &active);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
-        let races = races::races(f, &uniformity, &launch, &intervals, &access_space);
+        let races = races::races(
+            f,
+            &uniformity,
+            &launch,
+            &intervals,
+            &access_space,
+            &params.groups,
+        );
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
         Analysis {
             launch,

@@ -1092,6 +1092,7 @@ pub fn races(
     launch: &LaunchDims,
     iv: &Intervals,
     access_space: &[MemSpace],
+    groups: &[Option<i64>],
 ) -> RaceFacts {
     let mut out = RaceFacts::default();
     if f.kind == crate::ir::FunctionKind::Host || f.body.is_none() {
@@ -1165,6 +1166,7 @@ pub fn races(
             _ => false,
         }) && conc.concurrent(x, y)
     };
+    let scopes = tile_scopes(&cx, u, groups);
     let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
     let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, a) in accs.iter().enumerate() {
@@ -1203,6 +1205,7 @@ pub fn races(
                 if reported.contains(&lines) {
                     continue;
                 }
+                let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
                 if pairs > MAX_PAIRS || started.elapsed() > TIME_BUDGET {
                     out.incomplete = Some(format!(
@@ -1214,7 +1217,8 @@ pub fn races(
                     ));
                     break 'outer;
                 }
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false) {
+                let t = tile.as_ref();
+                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false, t) {
                     // Lanes of one warp storing one warp-uniform value (a
                     // warp reduction's result, a constant) in the same
                     // statement: benign, like GPUVerify's equality
@@ -1225,7 +1229,7 @@ pub fn races(
                         && r.proven
                         && !launch.warp_lockstep
                         && stored_value_warp_uniform(&cx, a)
-                        && check_pair(&cx, a, b, true, block_conc, inter_block, true).is_none()
+                        && check_pair(&cx, a, b, true, block_conc, inter_block, true, t).is_none()
                     {
                         continue;
                     }
@@ -1236,6 +1240,119 @@ pub fn races(
         }
     }
     out
+}
+
+/// The threads one tile or warp sync orders among themselves: a
+/// cooperative-groups tile of known size (`thread_block_tile<N>`,
+/// `tiled_partition(g, N)`, a `thread_group` parameter every caller passes
+/// such a tile for) or `__syncwarp()` with the full mask (32).
+fn tile_of(f: &Function, b: &crate::ir::Barrier, groups: &[Option<i64>]) -> Option<i64> {
+    let n = match b.kind {
+        BarrierKind::SyncWarp => b.thread_count,
+        BarrierKind::CgTileSync => b.thread_count.or_else(|| {
+            let name = b.thread_count_text.as_deref()?;
+            let p = f
+                .vars
+                .iter()
+                .find(|v| v.name == name && v.param_position.is_some())?
+                .param_position?;
+            groups.get(p as usize).copied().flatten()
+        }),
+        _ => None,
+    }?;
+    (n > 0).then_some(n)
+}
+
+/// Intervals for the threads of one tile of `n` threads: tile syncs of a
+/// multiple of `n` threads separate them too.
+struct TileScope {
+    n: i64,
+    starts: Vec<Vec<u32>>,
+    conc: Concurrency,
+    /// Loops whose body holds such a sync: the threads of one tile run them
+    /// in step.
+    loops: Vec<u32>,
+}
+
+/// How the tile syncs of a function refine one pair of statements.
+struct TileMode {
+    /// Tile size.
+    n: i64,
+    /// Whether two threads of one tile can run the pair at once.
+    same_conc: bool,
+    /// Loops the threads of one tile run in step.
+    loops: Vec<u32>,
+}
+
+fn tile_scopes(cx: &Cx<'_>, u: &Uniformity, groups: &[Option<i64>]) -> Vec<TileScope> {
+    let f = cx.f;
+    if f.stmts.len() > CONCURRENCY_LIMIT {
+        return Vec::new();
+    }
+    let sizes: Vec<Option<i64>> = f.barriers.iter().map(|b| tile_of(f, b, groups)).collect();
+    let mut ns: Vec<i64> = sizes.iter().flatten().copied().collect();
+    ns.sort_unstable_by(|a, b| b.cmp(a));
+    ns.dedup();
+    ns.truncate(4);
+    let mut out = Vec::new();
+    for n in ns {
+        let orders = |i: usize| sizes[i].is_some_and(|m| m % n == 0);
+        let Some(fl) = super::intervals::flow_with(f, &orders) else {
+            continue;
+        };
+        let starts = super::intervals::starts_in(&fl);
+        let loops = cx
+            .loops
+            .keys()
+            .filter(|l| stmt_contains_sync(f, StmtId(**l), &orders, 0))
+            .copied()
+            .collect();
+        out.push(TileScope {
+            n,
+            starts,
+            conc: Concurrency::from_flow(Some(fl), u),
+            loops,
+        });
+    }
+    out
+}
+
+/// Whether statement `s` holds a barrier that `pick` accepts.
+fn stmt_contains_sync(f: &Function, s: StmtId, pick: &dyn Fn(usize) -> bool, depth: u32) -> bool {
+    if depth > 200 {
+        return false;
+    }
+    if let StmtKind::Barrier(i) = &f.stmt(s).kind
+        && pick(*i as usize)
+    {
+        return true;
+    }
+    f.child_stmts(s)
+        .into_iter()
+        .any(|c| stmt_contains_sync(f, c, pick, depth + 1))
+}
+
+/// The tile refinement of the pair of statements `x`, `y`: the largest
+/// tile whose syncs order them for the threads of one tile, else the
+/// largest tile (whose syncs may still order other iterations).
+fn tile_mode(scopes: &[TileScope], x: u32, y: u32, same: bool) -> Option<TileMode> {
+    let conc = |s: &TileScope| {
+        same || {
+            let (sx, sy) = (s.starts.get(x as usize), s.starts.get(y as usize));
+            sx.zip(sy)
+                .is_some_and(|(a, b)| a.iter().any(|v| b.contains(v)))
+                && s.conc.concurrent(x, y)
+        }
+    };
+    let s = scopes
+        .iter()
+        .find(|s| !conc(s))
+        .or_else(|| scopes.first())?;
+    Some(TileMode {
+        n: s.n,
+        same_conc: conc(s),
+        loops: s.loops.clone(),
+    })
 }
 
 /// How an access through a pointer variable relates to other accesses.
@@ -1332,6 +1449,10 @@ impl Concurrency {
         let flow = (f.stmts.len() <= CONCURRENCY_LIMIT)
             .then(|| super::intervals::flow(f))
             .flatten();
+        Concurrency::from_flow(flow, u)
+    }
+
+    fn from_flow(flow: Option<super::intervals::Flow>, u: &Uniformity) -> Concurrency {
         let mut splits = Vec::new();
         if let Some(fl) = &flow {
             for (i, c) in fl.cond.iter().enumerate() {
@@ -1607,6 +1728,7 @@ fn check_pair(
     block_conc: bool,
     inter_block: bool,
     warps_apart: bool,
+    tile: Option<&TileMode>,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
@@ -1700,19 +1822,51 @@ fn check_pair(
     };
     let lockstep =
         (cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write)) || warps_apart;
+    // Queries: (between blocks, dimension (3: threads of different groups
+    // of `group` threads in the linear rank), group, same tile of `n`).
+    let mut queries: Vec<(bool, usize, i64, Option<i64>)> = Vec::new();
     for between_blocks in modes {
+        if between_blocks {
+            queries.extend((0..3).map(|d| (true, d, 32, None)));
+            continue;
+        }
+        match tile {
+            // Tile syncs order the threads of one tile: threads of
+            // different tiles race on the block's intervals, threads of
+            // one tile only on the tile's.
+            Some(t) => {
+                let g = if lockstep { t.n.max(32) } else { t.n };
+                queries.push((false, 3, g, None));
+                if t.same_conc && !(lockstep && t.n <= 32) {
+                    queries.extend((0..3).map(|d| (false, d, 32, Some(t.n))));
+                }
+            }
+            // Lock-step warps: only threads of different warps race (or
+            // lanes writing in the same statement).
+            None if lockstep => queries.push((false, 3, 32, None)),
+            None => queries.extend((0..3).map(|d| (false, d, 32, None))),
+        }
+    }
+    let mut tile_loops = shared_loops.clone();
+    if let Some(t) = tile {
+        tile_loops.extend(
+            pa.loops
+                .iter()
+                .filter(|l| pb.loops.contains(l) && t.loops.contains(l))
+                .copied(),
+        );
+    }
+    for (between_blocks, d, group, same_tile) in queries {
         // Opaque values that differ between blocks say nothing across blocks.
         if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
             continue;
         }
-        // Lock-step warps: only threads of different warps race (or lanes
-        // writing in the same statement).
-        let dims: Vec<usize> = if lockstep && !between_blocks {
-            vec![3]
+        let in_step = if same_tile.is_some() {
+            &tile_loops
         } else {
-            vec![0, 1, 2]
+            &shared_loops
         };
-        for d in dims {
+        {
             let extent = if d == 3 {
                 2
             } else if between_blocks {
@@ -1734,9 +1888,9 @@ fn check_pair(
                     (&pa, &pb),
                     (&ia, &ib),
                     known,
-                    &shared_loops,
+                    in_step,
                     between_blocks,
-                    d,
+                    (d, group, same_tile),
                     dir,
                 );
                 if let Some((w, data_guard)) = w {
@@ -1773,7 +1927,7 @@ fn solve(
     known: bool,
     shared_loops: &[u32],
     between_blocks: bool,
-    d: usize,
+    (d, group, same_tile): (usize, i64, Option<i64>),
     dir: i64,
 ) -> Option<(Witness, bool)> {
     const BIG: f64 = 1_000_000.0;
@@ -1813,21 +1967,29 @@ fn solve(
             cons.push(constraint::eq(inst.bid[0][dd], inst.bid[1][dd]));
         }
     }
-    // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
-    let (x0, x1) = if d == 3 {
-        // Warp indices of the linear thread index.
+    // Group (warp, tile) indices of the linear thread index.
+    let groups_of = |inst: &mut Inst, cons: &mut Vec<good_lp::Constraint>, g: i64| {
         let b = [0, 1, 2].map(|dd| cx.block_dim(dd).unwrap_or(1) as f64);
+        let g = g as f64;
         let mut w = Vec::new();
         for k in 0..2 {
             let wv = inst.vars.add(variable().integer().min(0.0).max(BIG));
             let t = Expression::from(inst.tid[k][0])
                 + b[0] * inst.tid[k][1]
                 + b[0] * b[1] * inst.tid[k][2];
-            cons.push(constraint::leq(32.0 * wv, t.clone()));
-            cons.push(constraint::leq(t, 32.0 * wv + 31.0));
+            cons.push(constraint::leq(g * wv, t.clone()));
+            cons.push(constraint::leq(t, g * wv + (g - 1.0)));
             w.push(wv);
         }
         (w[0], w[1])
+    };
+    if let Some(n) = same_tile {
+        let (q0, q1) = groups_of(&mut inst, &mut cons, n);
+        cons.push(constraint::eq(q0, q1));
+    }
+    // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
+    let (x0, x1) = if d == 3 {
+        groups_of(&mut inst, &mut cons, group)
     } else if between_blocks {
         (inst.bid[0][d], inst.bid[1][d])
     } else {
