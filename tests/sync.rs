@@ -250,3 +250,14 @@ fn tile_and_warp_syncs_order_the_threads_of_one_tile() {
     let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
     assert_ne!(t0 / 16, t1 / 16, "{f}");
 }
+
+#[test]
+fn device_functions_take_their_callers_threads() {
+    let (set, _) = findings();
+    // Called from threads 0..15 (one 16-thread tile, its syncs order it).
+    assert!(none_in(&set, "rank16"), "{set:?}");
+    // Called from one thread per block.
+    assert!(none_in(&set, "store_winner"), "{set:?}");
+    // Called from every thread: threads 2k and 2k + 1 share a slot.
+    assert!(has(&set, "store_all", "global-race", "error"), "{set:?}");
+}

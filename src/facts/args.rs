@@ -73,6 +73,76 @@ pub fn group_size(f: &Function, params: &ParamFacts, e: ExprId) -> Option<i64> {
     lit(rest[..end].rsplit(',').next()?)
 }
 
+/// (issue 11) Whether statement `s` runs in at most one thread of the
+/// block: an enclosing condition `x == v` that holds there, with `x` the
+/// thread's index in a 1-D block (`threadIdx.x`, plus a thread-invariant
+/// part) and `v` the same for every thread of the block.
+fn single_thread_site(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &super::LaunchDims,
+    s: crate::ir::StmtId,
+) -> bool {
+    let [_, y, z] = launch.block;
+    if !(y.is_none_or(|v| v == 1) && z.is_none_or(|v| v == 1)) {
+        return false;
+    }
+    let mut conds = Vec::new();
+    let Some(body) = f.body else { return false };
+    if !enclosing(f, body, s, &mut conds, 0) {
+        return false;
+    }
+    let injective = |e: ExprId| {
+        let a = cx.form(e);
+        matches!(a.coef[0], affine::Coef::Int(1 | -1))
+            && a.coef[1..].iter().all(affine::Coef::is_zero)
+    };
+    let uniform = |e: ExprId| u.is_uniform(e.0) && cx.form(e).is_invariant();
+    let mut stack: Vec<ExprId> = conds;
+    while let Some(c) = stack.pop() {
+        match &f.expr(c).kind {
+            ExprKind::Binary(BinOp::LogAnd, a, b) => {
+                stack.push(*a);
+                stack.push(*b);
+            }
+            ExprKind::Binary(BinOp::Eq, a, b)
+                if (injective(*a) && uniform(*b)) || (injective(*b) && uniform(*a)) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Collect the conditions that hold (the `then` side) around `target`.
+fn enclosing(
+    f: &Function,
+    s: crate::ir::StmtId,
+    target: crate::ir::StmtId,
+    out: &mut Vec<ExprId>,
+    depth: u32,
+) -> bool {
+    if s == target {
+        return true;
+    }
+    if depth > 200 {
+        return false;
+    }
+    if let crate::ir::StmtKind::If { cond, then, els } = &f.stmt(s).kind {
+        if enclosing(f, *then, target, out, depth + 1) {
+            out.push(*cond);
+            return true;
+        }
+        return els.is_some_and(|e| enclosing(f, e, target, out, depth + 1));
+    }
+    f.child_stmts(s)
+        .into_iter()
+        .any(|c| enclosing(f, c, target, out, depth + 1))
+}
+
 /// The arguments of every call of `f`.
 pub fn call_args(
     f: &Function,
@@ -80,6 +150,7 @@ pub fn call_args(
     cx: &AffineCx<'_>,
     params: &ParamFacts,
     active: &super::lanes::ActiveLanes,
+    launch: &super::LaunchDims,
 ) -> Vec<CallArgs> {
     let mut out = Vec::new();
     for c in &f.calls {
@@ -94,6 +165,7 @@ pub fn call_args(
             pointer_forms: Vec::new(),
             lanes: active.tests_at(c.stmt),
             groups: Vec::new(),
+            single_thread: single_thread_site(f, u, cx, launch, c.stmt),
         };
         for a in args {
             ca.groups.push(group_size(f, params, *a));

@@ -89,6 +89,9 @@ pub struct ParamFacts {
     /// (issue 11) Threads of the cooperative-groups tile passed for a
     /// group parameter, when every caller passes a tile of one known size.
     pub groups: Vec<Option<i64>>,
+    /// (issue 11) Every caller calls from at most one thread of its block
+    /// (`if (threadIdx.x == winner)` with a block-uniform `winner`).
+    pub single_thread: bool,
 }
 
 /// The arguments of one call site, as a caller sees them.
@@ -111,6 +114,9 @@ pub struct CallArgs {
     /// known (issue 11).
     #[serde(default)]
     pub groups: Vec<Option<i64>>,
+    /// The call runs in at most one thread of the block (issue 11).
+    #[serde(default)]
+    pub single_thread: bool,
 }
 
 impl ParamFacts {
@@ -123,11 +129,13 @@ impl ParamFacts {
             self.pointer_forms = c.pointer_forms.clone();
             self.entry_lanes = c.lanes.clone();
             self.groups = c.groups.clone();
+            self.single_thread = c.single_thread;
             return;
         }
         if self.entry_lanes != c.lanes {
             self.entry_lanes.clear();
         }
+        self.single_thread &= c.single_thread;
         // A site with fewer arguments uses default values there: nothing
         // thread-dependent from it, but no known form, space or offset.
         let n = c.dims.len().max(self.dims.len());
@@ -218,17 +226,10 @@ impl Analysis {
             &in_single,
             cost,
         );
-        let call_args = args::call_args(f, &uniformity, &cx, params, &active);
+        let call_args = args::call_args(f, &uniformity, &cx, params, &active, &launch);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
-        let races = races::races(
-            f,
-            &uniformity,
-            &launch,
-            &intervals,
-            &access_space,
-            &params.groups,
-        );
+        let races = races::races(f, &uniformity, &launch, &intervals, &access_space, params);
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
         Analysis {
             launch,

@@ -210,6 +210,8 @@ struct Cx<'a> {
     init: Vec<Option<ExprId>>,
     places: HashMap<u32, Place>,
     loops: HashMap<u32, LoopInfo>,
+    /// Linear lane conditions every caller calls under (`c·tid + k op 0`).
+    entry: Vec<([i64; 3], i64, BinOp)>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -294,6 +296,7 @@ impl<'a> Cx<'a> {
             init,
             places: HashMap::new(),
             loops: HashMap::new(),
+            entry: Vec::new(),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
@@ -1092,8 +1095,9 @@ pub fn races(
     launch: &LaunchDims,
     iv: &Intervals,
     access_space: &[MemSpace],
-    groups: &[Option<i64>],
+    params: &super::ParamFacts,
 ) -> RaceFacts {
+    let groups = &params.groups[..];
     let mut out = RaceFacts::default();
     if f.kind == crate::ir::FunctionKind::Host || f.body.is_none() {
         return out;
@@ -1131,7 +1135,12 @@ pub fn races(
     if !accs.iter().any(|a| a.side.is_write && !a.atomic) {
         return out;
     }
-    let cx = Cx::new(f, u, launch);
+    let mut cx = Cx::new(f, u, launch);
+    cx.entry = params
+        .entry_lanes
+        .iter()
+        .filter_map(super::lanes::LaneTest::linear)
+        .collect();
     // Accesses through pointers set from another array or pointer are
     // accesses of that base at an offset.
     for acc in accs.iter_mut() {
@@ -1189,7 +1198,10 @@ pub fn races(
                     continue;
                 }
                 let same_stmt = a.side.stmt == b.side.stmt;
-                let block_conc = same_stmt || share(a.side.stmt, b.side.stmt);
+                // A device function every caller calls from one thread of
+                // its block races only with other blocks.
+                let block_conc =
+                    !params.single_thread && (same_stmt || share(a.side.stmt, b.side.stmt));
                 // Blocks: known from the launch, else only where an index
                 // uses blockIdx (the kernel is evidently multi-block).
                 let multi_block = match launch.grid {
@@ -2048,6 +2060,24 @@ fn solve(
                     let he = to_expr(&mut inst, &h, k, &mut cons);
                     cons.push(constraint::leq(ce, he + adj as f64));
                 }
+            }
+        }
+    }
+    // The lane conditions of every call site hold for both threads.
+    for k in 0..2 {
+        for (c, off, op) in &cx.entry {
+            let t = &inst.tid[k];
+            let e = Expression::from(*off as f64)
+                + (c[0] as f64) * t[0]
+                + (c[1] as f64) * t[1]
+                + (c[2] as f64) * t[2];
+            match op {
+                BinOp::Lt => cons.push(constraint::leq(e + 1.0, 0.0)),
+                BinOp::Le => cons.push(constraint::leq(e, 0.0)),
+                BinOp::Gt => cons.push(constraint::geq(e, 1.0)),
+                BinOp::Ge => cons.push(constraint::geq(e, 0.0)),
+                BinOp::Eq => cons.push(constraint::eq(e, 0.0)),
+                _ => {}
             }
         }
     }
