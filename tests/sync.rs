@@ -261,3 +261,59 @@ fn device_functions_take_their_callers_threads() {
     // Called from every thread: threads 2k and 2k + 1 share a slot.
     assert!(has(&set, "store_all", "global-race", "error"), "{set:?}");
 }
+
+#[test]
+fn warp_index_conditions_are_warp_uniform_without_a_launch() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    assert!(none_in(&set, "first_warp_syncs"), "{set:?}");
+    assert!(
+        has(&set, "half_warp_syncs", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn unprovable_races_are_not_errors_and_say_what_is_assumed() {
+    let (set, all) = findings();
+    // Loaded indices and data guards: notes stating the assumption.
+    assert!(
+        has(&set, "scatter_offsets", "global-race", "note"),
+        "{set:?}"
+    );
+    assert!(has(&set, "find_slot", "global-race", "note"), "{set:?}");
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "scatter_offsets")
+        .unwrap();
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("race-free only if the indices loaded from memory differ"),
+        "{f}"
+    );
+    // A collision that depends on parameters: a warning naming them.
+    assert!(has(&set, "two_ranges", "shared-race", "warning"), "{set:?}");
+    let f = all.iter().find(|f| f["function"] == "two_ranges").unwrap();
+    assert_eq!(
+        f["facts"]["depends_on"],
+        serde_json::json!(["startA", "startB"]),
+        "{f}"
+    );
+    // Races that hold whatever the values stay errors.
+    assert!(has(&set, "same_slot", "shared-race", "error"), "{set:?}");
+    // Stores through `*((int4 *)&rows[r][0] + k)` are accesses of `rows`.
+    assert!(none_in(&set, "vector_rows"), "{set:?}");
+    assert!(
+        has(&set, "vector_rows_overlap", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn blocks_with_a_constant_stride_stay_in_their_window_when_the_block_size_is_unknown() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    assert!(none_in(&set, "strided_blocks"), "{set:?}");
+    assert!(none_in(&set, "strided_quads"), "{set:?}");
+    assert!(has(&set, "next_element", "global-race", "error"), "{set:?}");
+}

@@ -243,8 +243,12 @@ pub fn group_uniform(
                 && launch.block[1] == Some(1));
     }
     // Depends on x: `x < K`-style comparisons with K a multiple of 32 split
-    // only at warp boundaries (when warps start at x multiples of 32).
-    x_is_full_warps && dims & !(1 << DIM_X) == 0 && splits_at_group_boundary(f, u, c, group)
+    // only at warp boundaries (when warps start at x multiples of 32). An
+    // unknown block is taken to have whole warps in x, as the race check
+    // does (code that computes `threadIdx.x / warpSize` is launched so).
+    (x_is_full_warps || bx.is_none())
+        && dims & !(1 << DIM_X) == 0
+        && splits_at_group_boundary(f, u, c, group)
 }
 
 fn splits_at_group_boundary(f: &Function, u: &Uniformity, c: ExprId, group: i64) -> bool {

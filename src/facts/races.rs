@@ -81,6 +81,10 @@ pub struct Race {
     pub witness: Option<Witness>,
     /// Why the index is unknown (possible races).
     pub unknown: Option<String>,
+    /// Thread-invariant symbols (parameters, values the program computes)
+    /// whose values decide whether the addresses collide: the witness holds
+    /// only for the values it names.
+    pub depends_on: Vec<String>,
 }
 
 /// The races of one function.
@@ -1146,6 +1150,25 @@ pub fn races(
     for acc in accs.iter_mut() {
         let Some(i) = acc.side.access else { continue };
         let a = &f.accesses[i];
+        // `*((T *)&buf[i][0] + k)`: a dereference of pointer arithmetic on
+        // another array is an access of that array at a byte offset.
+        if let ExprKind::Unary(UnOp::Deref, p) = &f.expr(a.expr).kind
+            && !matches!(f.expr(*p).kind, ExprKind::Var(_))
+        {
+            let loops = cx
+                .places
+                .get(&a.stmt.0)
+                .map(|pl| pl.loops.clone())
+                .unwrap_or_default();
+            if let Some((base, off)) = cx.pointer_value(*p, a.stmt, &loops, 0) {
+                acc.key = format!("var:{}", base.0);
+                acc.base_off = Some(off);
+                acc.indices.clear();
+                acc.dims.clear();
+                acc.side.text = f.expr_text(a.expr);
+                continue;
+            }
+        }
         let Some(v) = a.var else { continue };
         match cx.rebase(v, a.stmt, 0) {
             Rebase::Plain => {}
@@ -1906,18 +1929,26 @@ fn check_pair(
                     dir,
                 );
                 if let Some((w, data_guard)) = w {
-                    let _ = f;
                     let unknown = unknown.clone().or_else(|| {
                         data_guard.then(|| {
                             "a condition guarding them depends on data loaded from memory"
                                 .to_string()
                         })
                     });
+                    let depends_on = if between_blocks {
+                        Vec::new()
+                    } else {
+                        symbols_deciding(&ia, &ib)
+                    };
                     return Some(Race {
+                        depends_on,
                         first: a.side.clone(),
                         second: b.side.clone(),
                         space: a.space,
-                        array: a.side.text.split('[').next().unwrap_or("").to_string(),
+                        array: match a.side.access {
+                            Some(i) => f.accesses[i].array.clone(),
+                            None => a.side.text.clone(),
+                        },
                         proven: known && !data_guard,
                         witness: Some(w),
                         unknown,
@@ -1927,6 +1958,33 @@ fn check_pair(
         }
     }
     None
+}
+
+/// The thread-invariant symbols (not `blockDim`/`gridDim`) left in the
+/// difference of two addresses: whether they collide depends on them.
+fn symbols_deciding(ia: &[Option<Lin>], ib: &[Option<Lin>]) -> Vec<String> {
+    fn syms(l: &Lin, out: &mut Vec<String>) {
+        for a in l.terms.keys() {
+            match a {
+                Atom::Sym(s, _) if !s.starts_with("blockDim.") && !s.starts_with("gridDim.") => {
+                    out.push(s.clone())
+                }
+                Atom::Quot(x, _) => syms(x, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (la, lb) in ia.iter().zip(ib) {
+        if let (Some(la), Some(lb)) = (la, lb)
+            && let Some(d) = la.clone().add(lb, -1)
+        {
+            syms(&d, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -2123,6 +2181,52 @@ fn solve(
     }
     if !ok {
         return None;
+    }
+    // With the block size unknown, a write at `C·blockIdx.x + (thread
+    // part)` stays inside its block's window of C elements: the code's own
+    // block stride says how many threads a block has (stated in
+    // docs/evaluation.md; a known launch uses its real block size).
+    if between_blocks && cx.block_dim(0).is_none() {
+        // A read at the same address form as the write it is paired with
+        // is in the window too.
+        let same_form = idx.0.len() == 1 && idx.0 == idx.1;
+        for (k, acc, other, lins) in [(0u8, a, b, idx.0), (1u8, b, a, idx.1)] {
+            let windowed = acc.side.is_write || (same_form && other.side.is_write);
+            let ([Some(l)], true) = (lins, windowed) else {
+                continue;
+            };
+            let Some(&c) = l.terms.get(&Atom::Bid(0)) else {
+                continue;
+            };
+            let per_thread = |x: &Atom| match x {
+                Atom::Tid(_) => true,
+                Atom::Quot(q, _) => q.terms.keys().all(|y| matches!(y, Atom::Tid(_))),
+                _ => false,
+            };
+            if c <= 0
+                || l.terms.keys().any(|x| {
+                    matches!(
+                        x,
+                        Atom::Iter(_) | Atom::Loop(..) | Atom::Bid(1) | Atom::Bid(2)
+                    )
+                })
+                || !l.terms.keys().any(per_thread)
+            {
+                continue;
+            }
+            let part = Lin {
+                terms: l
+                    .terms
+                    .iter()
+                    .filter(|(x, _)| per_thread(x))
+                    .map(|(x, v)| (x.clone(), *v))
+                    .collect(),
+                c: l.c,
+            };
+            let e = to_expr(&mut inst, &part, k, &mut cons);
+            cons.push(constraint::geq(e.clone(), 0.0));
+            cons.push(constraint::leq(e, c as f64 - 1.0));
+        }
     }
     let data_guard = inst.dropped & 2 != 0;
     let Inst {
