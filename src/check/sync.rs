@@ -198,11 +198,11 @@ pub fn sync_findings(
 /// symbols the program constrains is a warning naming them; a possible race
 /// (an index or a guard on data loaded from memory) is a note that states
 /// what must hold for the code to be race-free.
-fn race_finding(
-    r: &Race,
-    lockstep: bool,
-    push: &mut dyn FnMut(&str, &Span, String, serde_json::Value, Option<Severity>),
-) {
+/// Adds a finding: rule, location, message, facts, severity (`None`: the
+/// rule's own).
+type PushAs<'a> = dyn FnMut(&str, &Span, String, serde_json::Value, Option<Severity>) + 'a;
+
+fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
     let rule = if r.space == MemSpace::Shared {
         "shared-race"
     } else {

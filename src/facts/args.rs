@@ -39,10 +39,10 @@ pub fn group_size(f: &Function, params: &ParamFacts, e: ExprId) -> Option<i64> {
         return None;
     };
     let var = f.var(*v);
-    if let Some(p) = var.param_position {
-        if let Some(n) = params.groups.get(p as usize).copied().flatten() {
-            return Some(n);
-        }
+    if let Some(p) = var.param_position
+        && let Some(n) = params.groups.get(p as usize).copied().flatten()
+    {
+        return Some(n);
     }
     let mut text = var.ty.render();
     for s in &f.stmts {

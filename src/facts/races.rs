@@ -1755,6 +1755,7 @@ struct Inst {
     dropped: u8,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_pair(
     cx: &Cx<'_>,
     a: &Acc,
