@@ -260,6 +260,9 @@ fn device_functions_take_their_callers_threads() {
     assert!(none_in(&set, "store_winner"), "{set:?}");
     // Called from every thread: threads 2k and 2k + 1 share a slot.
     assert!(has(&set, "store_all", "global-race", "error"), "{set:?}");
+    // Called from lane 0 of each warp: one thread per warp is not one per
+    // block.
+    assert!(has(&set, "store_lane0", "global-race", "error"), "{set:?}");
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn single_thread_site(
     s: crate::ir::StmtId,
 ) -> bool {
     let [_, y, z] = launch.block;
-    if !(y.is_none_or(|v| v == 1) && z.is_none_or(|v| v == 1)) {
+    if !(y == Some(1) && z == Some(1)) {
         return false;
     }
     let mut conds = Vec::new();
@@ -93,11 +93,7 @@ fn single_thread_site(
     if !enclosing(f, body, s, &mut conds, 0) {
         return false;
     }
-    let injective = |e: ExprId| {
-        let a = cx.form(e);
-        matches!(a.coef[0], affine::Coef::Int(1 | -1))
-            && a.coef[1..].iter().all(affine::Coef::is_zero)
-    };
+    let injective = |e: ExprId| thread_x_plus_const(f, e, 0);
     let uniform = |e: ExprId| u.is_uniform(e.0) && cx.form(e).is_invariant();
     let mut stack: Vec<ExprId> = conds;
     while let Some(c) = stack.pop() {
@@ -115,6 +111,26 @@ fn single_thread_site(
         }
     }
     false
+}
+
+/// Whether `e` is `threadIdx.x` plus a constant (through casts and locals
+/// set once): distinct threads of a 1-D block have distinct values.
+fn thread_x_plus_const(f: &Function, e: ExprId, depth: u32) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    let c = |x: ExprId| super::barriers::const_value(f, x).is_some();
+    match &f.expr(e).kind {
+        ExprKind::Builtin(crate::ir::Builtin::ThreadIdx(crate::ir::Dim::X)) => true,
+        ExprKind::Cast(_, a) => thread_x_plus_const(f, *a, depth + 1),
+        ExprKind::Var(v) => super::barriers::single_def(f, v.0)
+            .is_some_and(|d| thread_x_plus_const(f, d, depth + 1)),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) if c(*b) => {
+            thread_x_plus_const(f, *a, depth + 1)
+        }
+        ExprKind::Binary(BinOp::Add, a, b) if c(*a) => thread_x_plus_const(f, *b, depth + 1),
+        _ => false,
+    }
 }
 
 /// Collect the conditions that hold (the `then` side) around `target`.
