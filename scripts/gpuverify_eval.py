@@ -111,6 +111,17 @@ def main():
     print("tests: %d (pass %d, race %d, barrier divergence %d, other failures %d)" % (
         len(tests), total["pass"], total["race"], total["divergence"], total["other"]))
     print("race tests reported as races: %d of %d" % (n("race", lambda r, b: r), total["race"]))
+    # The strongest severity of the race findings of each race test found.
+    rank = {"error": 3, "warning": 2, "note": 1}
+    by_sev = {}
+    for rel, lab, rules, found in rows:
+        sevs = [rank.get(f["severity"], 0) for f in found
+                if f["rule"] in RACE_RULES and not f.get("suppressed")]
+        if lab == "race" and sevs:
+            top = {3: "error", 2: "warning", 1: "note"}.get(max(sevs), "?")
+            by_sev[top] = by_sev.get(top, 0) + 1
+    print("  of which, by strongest severity: %s" % ", ".join(
+        "%s %d" % (k, by_sev.get(k, 0)) for k in ("error", "warning", "note")))
     print("divergence tests reported as barrier-divergence: %d of %d" % (
         n("divergence", lambda r, b: b), total["divergence"]))
     print("passing tests with a race or barrier error: %d of %d" % (
@@ -125,7 +136,7 @@ def main():
             if verbose or lab == "pass":
                 for f in found:
                     if f["rule"] in RACE_RULES | BARRIER_RULES:
-                        print("         %s:%d %s" % (f["rule"], f["line"], f["message"][:300]))
+                        print("         %s:%d %s %s" % (f["rule"], f["line"], f["severity"], f["message"][:300]))
 
 
 if __name__ == "__main__":

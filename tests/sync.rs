@@ -232,3 +232,91 @@ fn grid_barriers_follow_every_definition_of_a_loop_variable() {
         "{set:?}"
     );
 }
+
+#[test]
+fn tile_and_warp_syncs_order_the_threads_of_one_tile() {
+    let (set, all) = findings();
+    for clean in ["tile_tree", "tile_halves", "tile_caller", "warp_rotate"] {
+        assert!(none_in(&set, clean), "{clean}: {set:?}");
+    }
+    assert!(has(&set, "tile_crosses", "shared-race", "error"), "{set:?}");
+    assert!(has(&set, "warp_crosses", "shared-race", "error"), "{set:?}");
+    // The witness is two threads of different tiles.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "tile_crosses")
+        .unwrap();
+    let w = &f["facts"]["witness"]["threads"];
+    let (t0, t1) = (w[0][0].as_i64().unwrap(), w[1][0].as_i64().unwrap());
+    assert_ne!(t0 / 16, t1 / 16, "{f}");
+}
+
+#[test]
+fn device_functions_take_their_callers_threads() {
+    let (set, _) = findings();
+    // Called from threads 0..15 (one 16-thread tile, its syncs order it).
+    assert!(none_in(&set, "rank16"), "{set:?}");
+    // Called from one thread per block.
+    assert!(none_in(&set, "store_winner"), "{set:?}");
+    // Called from every thread: threads 2k and 2k + 1 share a slot.
+    assert!(has(&set, "store_all", "global-race", "error"), "{set:?}");
+    // Called from lane 0 of each warp: one thread per warp is not one per
+    // block.
+    assert!(has(&set, "store_lane0", "global-race", "error"), "{set:?}");
+}
+
+#[test]
+fn warp_index_conditions_are_warp_uniform_without_a_launch() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    assert!(none_in(&set, "first_warp_syncs"), "{set:?}");
+    assert!(
+        has(&set, "half_warp_syncs", "barrier-divergence", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn unprovable_races_are_not_errors_and_say_what_is_assumed() {
+    let (set, all) = findings();
+    // Loaded indices and data guards: notes stating the assumption.
+    assert!(
+        has(&set, "scatter_offsets", "global-race", "note"),
+        "{set:?}"
+    );
+    assert!(has(&set, "find_slot", "global-race", "note"), "{set:?}");
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "scatter_offsets")
+        .unwrap();
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("race-free only if the indices loaded from memory differ"),
+        "{f}"
+    );
+    // A collision that depends on parameters: a warning naming them.
+    assert!(has(&set, "two_ranges", "shared-race", "warning"), "{set:?}");
+    let f = all.iter().find(|f| f["function"] == "two_ranges").unwrap();
+    assert_eq!(
+        f["facts"]["depends_on"],
+        serde_json::json!(["startA", "startB"]),
+        "{f}"
+    );
+    // Races that hold whatever the values stay errors.
+    assert!(has(&set, "same_slot", "shared-race", "error"), "{set:?}");
+    // Stores through `*((int4 *)&rows[r][0] + k)` are accesses of `rows`.
+    assert!(none_in(&set, "vector_rows"), "{set:?}");
+    assert!(
+        has(&set, "vector_rows_overlap", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn blocks_with_a_constant_stride_stay_in_their_window_when_the_block_size_is_unknown() {
+    let (set, _) = findings_in("tests/fixtures/sync_unlaunched");
+    assert!(none_in(&set, "strided_blocks"), "{set:?}");
+    assert!(none_in(&set, "strided_quads"), "{set:?}");
+    assert!(has(&set, "next_element", "global-race", "error"), "{set:?}");
+}

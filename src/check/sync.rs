@@ -63,13 +63,19 @@ pub fn sync_findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let abs = |s: &Span| (s.line + 1, s.col);
-    let mut push = |rule: &str, span: &Span, message: String, facts: serde_json::Value| {
+    let mut push_as = |rule: &str,
+                       span: &Span,
+                       message: String,
+                       facts: serde_json::Value,
+                       severity: Option<Severity>| {
         let (line, col) = abs(span);
-        let severity = super::RULES
-            .iter()
-            .find(|r| r.id == rule)
-            .map(|r| r.severity)
-            .unwrap_or(Severity::Error);
+        let severity = severity.unwrap_or_else(|| {
+            super::RULES
+                .iter()
+                .find(|r| r.id == rule)
+                .map(|r| r.severity)
+                .unwrap_or(Severity::Error)
+        });
         out.push(Finding {
             rule: rule.to_string(),
             severity,
@@ -89,8 +95,11 @@ pub fn sync_findings(
         });
     };
     for r in &a.races.races {
-        race_finding(r, a.launch.warp_lockstep, &mut push);
+        race_finding(r, a.launch.warp_lockstep, &mut push_as);
     }
+    let mut push = |rule: &str, span: &Span, message: String, facts: serde_json::Value| {
+        push_as(rule, span, message, facts, None)
+    };
     if let Some(why) = &a.races.incomplete {
         let span = f.body.map(|b| f.stmt(b).span).unwrap_or_default();
         push(
@@ -184,11 +193,16 @@ pub fn sync_findings(
     out
 }
 
-fn race_finding(
-    r: &Race,
-    lockstep: bool,
-    push: &mut dyn FnMut(&str, &Span, String, serde_json::Value),
-) {
+/// A race's finding. Only a race whose collision holds whatever the
+/// thread-invariant values is an error; one that needs particular values of
+/// symbols the program constrains is a warning naming them; a possible race
+/// (an index or a guard on data loaded from memory) is a note that states
+/// what must hold for the code to be race-free.
+/// Adds a finding: rule, location, message, facts, severity (`None`: the
+/// rule's own).
+type PushAs<'a> = dyn FnMut(&str, &Span, String, serde_json::Value, Option<Severity>) + 'a;
+
+fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
     let rule = if r.space == MemSpace::Shared {
         "shared-race"
     } else {
@@ -210,22 +224,50 @@ fn race_finding(
         )
     };
     let witness = r.witness.as_ref().map(witness_text).unwrap_or_default();
-    let message = if r.proven {
-        format!(
-            "{kind} race on `{}`: the {} of `{}` and {second}, not ordered by a barrier; \
-             {witness} touch the same location",
-            r.array,
-            rw(r.first.is_write),
-            r.first.text
+    let deps: Vec<String> = r.depends_on.iter().map(|s| format!("`{s}`")).collect();
+    let (message, severity) = if r.proven && deps.is_empty() {
+        (
+            format!(
+                "{kind} race on `{}`: the {} of `{}` and {second}, not ordered by a barrier; \
+                 {witness} touch the same location",
+                r.array,
+                rw(r.first.is_write),
+                r.first.text
+            ),
+            None,
+        )
+    } else if r.proven {
+        (
+            format!(
+                "{kind} race on `{}` if {} can take the witness's values: the {} of `{}` and \
+                 {second}, not ordered by a barrier; {witness} touch the same location; whether they \
+                 collide depends on {}, whose values the program sets in ways cudalog does not follow",
+                r.array,
+                deps.join(", "),
+                rw(r.first.is_write),
+                r.first.text,
+                deps.join(", ")
+            ),
+            Some(Severity::Warning),
         )
     } else {
-        format!(
-            "possible {kind} race on `{}`: the {} of `{}` and {second} can run in the same barrier \
-             interval ({witness}); {}, so they may touch the same location",
-            r.array,
-            rw(r.first.is_write),
-            r.first.text,
-            r.unknown.clone().unwrap_or_default()
+        let unknown = r.unknown.clone().unwrap_or_default();
+        let assumed = if unknown.contains("not affine") {
+            "the code is race-free only if the indices loaded from memory differ between \
+             threads (a permutation, prefix-sum offsets), which cudalog does not check"
+        } else {
+            "the code is race-free only if the data condition holds for at most one of the \
+             threads that can reach the same location, which cudalog does not check"
+        };
+        (
+            format!(
+                "possible {kind} race on `{}`: the {} of `{}` and {second} can run in the same \
+                 barrier interval ({witness}); {unknown}; {assumed}",
+                r.array,
+                rw(r.first.is_write),
+                r.first.text,
+            ),
+            Some(Severity::Note),
         )
     };
     let message = if lockstep {
@@ -238,6 +280,7 @@ fn race_finding(
         "array": r.array,
         "kind": kind,
         "proven": r.proven,
+        "depends_on": r.depends_on,
         "related_line": r.second.span.line + 1,
         "related_col": r.second.span.col,
         "witness": r.witness.as_ref().map(|w| serde_json::json!({
@@ -246,5 +289,5 @@ fn race_finding(
             "values": w.values,
         })),
     });
-    push(rule, &r.first.span, message, facts);
+    push(rule, &r.first.span, message, facts, severity);
 }

@@ -243,16 +243,34 @@ pub fn group_uniform(
                 && launch.block[1] == Some(1));
     }
     // Depends on x: `x < K`-style comparisons with K a multiple of 32 split
-    // only at warp boundaries (when warps start at x multiples of 32).
-    x_is_full_warps && dims & !(1 << DIM_X) == 0 && splits_at_group_boundary(f, u, c, group)
+    // only at warp boundaries (when warps start at x multiples of 32). With
+    // an unknown block, a comparison of the warp index itself
+    // (`threadIdx.x / warpSize == 0`) is taken as warp-uniform, as the race
+    // check takes an unknown blockDim.x to be whole warps; edges of
+    // `threadIdx.x` still need a known block.
+    dims & !(1 << DIM_X) == 0
+        && if x_is_full_warps {
+            splits_at_group_boundary(f, u, c, group, true)
+        } else {
+            bx.is_none() && splits_at_group_boundary(f, u, c, group, false)
+        }
 }
 
-fn splits_at_group_boundary(f: &Function, u: &Uniformity, c: ExprId, group: i64) -> bool {
+fn splits_at_group_boundary(
+    f: &Function,
+    u: &Uniformity,
+    c: ExprId,
+    group: i64,
+    lane_edges: bool,
+) -> bool {
     match &f.expr(c).kind {
         ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
-            splits_at_group_boundary(f, u, *a, group) && splits_at_group_boundary(f, u, *b, group)
+            splits_at_group_boundary(f, u, *a, group, lane_edges)
+                && splits_at_group_boundary(f, u, *b, group, lane_edges)
         }
-        ExprKind::Unary(crate::ir::UnOp::Not, a) => splits_at_group_boundary(f, u, *a, group),
+        ExprKind::Unary(crate::ir::UnOp::Not, a) => {
+            splits_at_group_boundary(f, u, *a, group, lane_edges)
+        }
         ExprKind::Binary(
             op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
             a,
@@ -268,13 +286,13 @@ fn splits_at_group_boundary(f: &Function, u: &Uniformity, c: ExprId, group: i64)
             };
             match warp_index_form(f, x_side) {
                 // threadIdx.x + c0 compared with k: splits at k - c0 (+1 for <=, >).
-                Some(Form::Lane(c0)) => {
+                Some(Form::Lane(c0)) if lane_edges => {
                     let edge = k - c0 + i64::from(matches!(op, BinOp::Le | BinOp::Gt));
                     !matches!(op, BinOp::Eq | BinOp::Ne) && edge.rem_euclid(group) == 0
                 }
                 // threadIdx.x / 32 (a warp index) compared with anything uniform.
                 Some(Form::WarpIndex) => true,
-                None => false,
+                _ => false,
             }
         }
         _ => false,

@@ -185,6 +185,13 @@ fn interval_barriers(f: &Function) -> Vec<u32> {
 
 /// The control-flow graph of `f` (`None` without a body).
 pub fn flow(f: &Function) -> Option<Flow> {
+    flow_with(f, &|_| false)
+}
+
+/// The control-flow graph of `f` where, besides block-wide and named
+/// barriers, the barriers `extra` accepts (by index into `f.barriers`:
+/// tile or warp syncs, for the threads of one tile) separate intervals.
+pub fn flow_with(f: &Function, extra: &dyn Fn(usize) -> bool) -> Option<Flow> {
     let body = f.body?;
     let mut cfg = Cfg {
         f,
@@ -213,6 +220,11 @@ pub fn flow(f: &Function) -> Option<Flow> {
     for b in interval_barriers(f) {
         barrier[idx(b)] = true;
     }
+    for (i, b) in f.barriers.iter().enumerate() {
+        if extra(i) {
+            barrier[idx(b.stmt.0)] = true;
+        }
+    }
     let mut cond = vec![None; n + 2];
     for (i, st) in f.stmts.iter().enumerate() {
         cond[i] = match &st.kind {
@@ -229,6 +241,33 @@ pub fn flow(f: &Function) -> Option<Flow> {
         barrier,
         cond,
     })
+}
+
+/// The interval starts (node indices: a barrier node, or the entry at
+/// `succ.len() - 2`) that reach each node of `fl` without crossing a
+/// barrier; a barrier node starts its own interval.
+pub fn starts_in(fl: &Flow) -> Vec<Vec<u32>> {
+    let n = fl.succ.len();
+    let mut starts: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut work: Vec<(usize, u32)> = Vec::new();
+    for st in (0..n).filter(|&i| fl.barrier[i] || i + 2 == n) {
+        if fl.barrier[st] {
+            starts[st].push(st as u32);
+        }
+        for &t in &fl.succ[st] {
+            work.push((t as usize, st as u32));
+        }
+    }
+    while let Some((t, st)) = work.pop() {
+        if fl.barrier[t] || starts[t].contains(&st) {
+            continue;
+        }
+        starts[t].push(st);
+        for &u in &fl.succ[t] {
+            work.push((u as usize, st));
+        }
+    }
+    starts
 }
 
 /// Compute the intervals of `f`.

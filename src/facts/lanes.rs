@@ -55,6 +55,32 @@ impl LaneTest {
         }
     }
 
+    /// (issue 11) The test as `c·threadIdx + k op 0`, `op` normalised for
+    /// `holds`; `None` where that is `!=` (not one linear constraint).
+    pub fn linear(&self) -> Option<([i64; 3], i64, BinOp)> {
+        let t = self.test();
+        let mut c = [0i64; 3];
+        for (d, k) in t.form.coef.iter().enumerate() {
+            match k {
+                Coef::Int(v) => c[d] = *v,
+                _ => return None,
+            }
+        }
+        let op = if t.holds {
+            t.op
+        } else {
+            match t.op {
+                BinOp::Lt => BinOp::Ge,
+                BinOp::Le => BinOp::Gt,
+                BinOp::Gt => BinOp::Le,
+                BinOp::Ge => BinOp::Lt,
+                BinOp::Ne => BinOp::Eq,
+                _ => BinOp::Ne,
+            }
+        };
+        (op != BinOp::Ne).then_some((c, t.form.offset?, op))
+    }
+
     fn test(&self) -> Test {
         let op = match self.op.as_str() {
             "<" => BinOp::Lt,

@@ -86,6 +86,12 @@ pub struct ParamFacts {
     /// (issue 8, class 3) Lane conditions every call site is under (empty:
     /// none, or the sites differ).
     pub entry_lanes: Vec<lanes::LaneTest>,
+    /// (issue 11) Threads of the cooperative-groups tile passed for a
+    /// group parameter, when every caller passes a tile of one known size.
+    pub groups: Vec<Option<i64>>,
+    /// (issue 11) Every caller calls from at most one thread of its block
+    /// (`if (threadIdx.x == winner)` with a block-uniform `winner`).
+    pub single_thread: bool,
 }
 
 /// The arguments of one call site, as a caller sees them.
@@ -104,6 +110,13 @@ pub struct CallArgs {
     /// The lane conditions enclosing the call (issue 8, class 3).
     #[serde(default)]
     pub lanes: Vec<lanes::LaneTest>,
+    /// Threads of the cooperative-groups tile each argument names, when
+    /// known (issue 11).
+    #[serde(default)]
+    pub groups: Vec<Option<i64>>,
+    /// The call runs in at most one thread of the block (issue 11).
+    #[serde(default)]
+    pub single_thread: bool,
 }
 
 impl ParamFacts {
@@ -115,11 +128,14 @@ impl ParamFacts {
             self.spaces = c.spaces.clone();
             self.pointer_forms = c.pointer_forms.clone();
             self.entry_lanes = c.lanes.clone();
+            self.groups = c.groups.clone();
+            self.single_thread = c.single_thread;
             return;
         }
         if self.entry_lanes != c.lanes {
             self.entry_lanes.clear();
         }
+        self.single_thread &= c.single_thread;
         // A site with fewer arguments uses default values there: nothing
         // thread-dependent from it, but no known form, space or offset.
         let n = c.dims.len().max(self.dims.len());
@@ -127,7 +143,11 @@ impl ParamFacts {
         self.forms.resize(n, None);
         self.spaces.resize(n, None);
         self.pointer_forms.resize(n, None);
+        self.groups.resize(n, None);
         for i in 0..n {
+            if self.groups[i] != c.groups.get(i).copied().flatten() {
+                self.groups[i] = None;
+            }
             self.dims[i] |= c.dims.get(i).copied().unwrap_or(0);
             self.forms[i] = match (&self.forms[i], c.forms.get(i)) {
                 (Some(a), Some(b)) => Some(a.join(b)),
@@ -206,10 +226,10 @@ impl Analysis {
             &in_single,
             cost,
         );
-        let call_args = args::call_args(f, &uniformity, &cx, params, &active);
+        let call_args = args::call_args(f, &uniformity, &cx, params, &active, &launch);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
         let intervals = intervals::compute(f);
-        let races = races::races(f, &uniformity, &launch, &intervals, &access_space);
+        let races = races::races(f, &uniformity, &launch, &intervals, &access_space, params);
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
         Analysis {
             launch,

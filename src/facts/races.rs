@@ -81,6 +81,10 @@ pub struct Race {
     pub witness: Option<Witness>,
     /// Why the index is unknown (possible races).
     pub unknown: Option<String>,
+    /// Thread-invariant symbols (parameters, values the program computes)
+    /// whose values decide whether the addresses collide: the witness holds
+    /// only for the values it names.
+    pub depends_on: Vec<String>,
 }
 
 /// The races of one function.
@@ -210,6 +214,8 @@ struct Cx<'a> {
     init: Vec<Option<ExprId>>,
     places: HashMap<u32, Place>,
     loops: HashMap<u32, LoopInfo>,
+    /// Linear lane conditions every caller calls under (`c·tid + k op 0`).
+    entry: Vec<([i64; 3], i64, BinOp)>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -294,6 +300,7 @@ impl<'a> Cx<'a> {
             init,
             places: HashMap::new(),
             loops: HashMap::new(),
+            entry: Vec::new(),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
@@ -1092,7 +1099,9 @@ pub fn races(
     launch: &LaunchDims,
     iv: &Intervals,
     access_space: &[MemSpace],
+    params: &super::ParamFacts,
 ) -> RaceFacts {
+    let groups = &params.groups[..];
     let mut out = RaceFacts::default();
     if f.kind == crate::ir::FunctionKind::Host || f.body.is_none() {
         return out;
@@ -1130,12 +1139,36 @@ pub fn races(
     if !accs.iter().any(|a| a.side.is_write && !a.atomic) {
         return out;
     }
-    let cx = Cx::new(f, u, launch);
+    let mut cx = Cx::new(f, u, launch);
+    cx.entry = params
+        .entry_lanes
+        .iter()
+        .filter_map(super::lanes::LaneTest::linear)
+        .collect();
     // Accesses through pointers set from another array or pointer are
     // accesses of that base at an offset.
     for acc in accs.iter_mut() {
         let Some(i) = acc.side.access else { continue };
         let a = &f.accesses[i];
+        // `*((T *)&buf[i][0] + k)`: a dereference of pointer arithmetic on
+        // another array is an access of that array at a byte offset.
+        if let ExprKind::Unary(UnOp::Deref, p) = &f.expr(a.expr).kind
+            && !matches!(f.expr(*p).kind, ExprKind::Var(_))
+        {
+            let loops = cx
+                .places
+                .get(&a.stmt.0)
+                .map(|pl| pl.loops.clone())
+                .unwrap_or_default();
+            if let Some((base, off)) = cx.pointer_value(*p, a.stmt, &loops, 0) {
+                acc.key = format!("var:{}", base.0);
+                acc.base_off = Some(off);
+                acc.indices.clear();
+                acc.dims.clear();
+                acc.side.text = f.expr_text(a.expr);
+                continue;
+            }
+        }
         let Some(v) = a.var else { continue };
         match cx.rebase(v, a.stmt, 0) {
             Rebase::Plain => {}
@@ -1165,6 +1198,7 @@ pub fn races(
             _ => false,
         }) && conc.concurrent(x, y)
     };
+    let scopes = tile_scopes(&cx, u, groups);
     let grid_sync = f.barriers.iter().any(|b| b.kind == BarrierKind::CgGridSync);
     let mut by_key: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, a) in accs.iter().enumerate() {
@@ -1187,7 +1221,10 @@ pub fn races(
                     continue;
                 }
                 let same_stmt = a.side.stmt == b.side.stmt;
-                let block_conc = same_stmt || share(a.side.stmt, b.side.stmt);
+                // A device function every caller calls from one thread of
+                // its block races only with other blocks.
+                let block_conc =
+                    !params.single_thread && (same_stmt || share(a.side.stmt, b.side.stmt));
                 // Blocks: known from the launch, else only where an index
                 // uses blockIdx (the kernel is evidently multi-block).
                 let multi_block = match launch.grid {
@@ -1203,6 +1240,7 @@ pub fn races(
                 if reported.contains(&lines) {
                     continue;
                 }
+                let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
                 if pairs > MAX_PAIRS || started.elapsed() > TIME_BUDGET {
                     out.incomplete = Some(format!(
@@ -1214,7 +1252,8 @@ pub fn races(
                     ));
                     break 'outer;
                 }
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false) {
+                let t = tile.as_ref();
+                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false, t) {
                     // Lanes of one warp storing one warp-uniform value (a
                     // warp reduction's result, a constant) in the same
                     // statement: benign, like GPUVerify's equality
@@ -1225,7 +1264,7 @@ pub fn races(
                         && r.proven
                         && !launch.warp_lockstep
                         && stored_value_warp_uniform(&cx, a)
-                        && check_pair(&cx, a, b, true, block_conc, inter_block, true).is_none()
+                        && check_pair(&cx, a, b, true, block_conc, inter_block, true, t).is_none()
                     {
                         continue;
                     }
@@ -1236,6 +1275,119 @@ pub fn races(
         }
     }
     out
+}
+
+/// The threads one tile or warp sync orders among themselves: a
+/// cooperative-groups tile of known size (`thread_block_tile<N>`,
+/// `tiled_partition(g, N)`, a `thread_group` parameter every caller passes
+/// such a tile for) or `__syncwarp()` with the full mask (32).
+fn tile_of(f: &Function, b: &crate::ir::Barrier, groups: &[Option<i64>]) -> Option<i64> {
+    let n = match b.kind {
+        BarrierKind::SyncWarp => b.thread_count,
+        BarrierKind::CgTileSync => b.thread_count.or_else(|| {
+            let name = b.thread_count_text.as_deref()?;
+            let p = f
+                .vars
+                .iter()
+                .find(|v| v.name == name && v.param_position.is_some())?
+                .param_position?;
+            groups.get(p as usize).copied().flatten()
+        }),
+        _ => None,
+    }?;
+    (n > 0).then_some(n)
+}
+
+/// Intervals for the threads of one tile of `n` threads: tile syncs of a
+/// multiple of `n` threads separate them too.
+struct TileScope {
+    n: i64,
+    starts: Vec<Vec<u32>>,
+    conc: Concurrency,
+    /// Loops whose body holds such a sync: the threads of one tile run them
+    /// in step.
+    loops: Vec<u32>,
+}
+
+/// How the tile syncs of a function refine one pair of statements.
+struct TileMode {
+    /// Tile size.
+    n: i64,
+    /// Whether two threads of one tile can run the pair at once.
+    same_conc: bool,
+    /// Loops the threads of one tile run in step.
+    loops: Vec<u32>,
+}
+
+fn tile_scopes(cx: &Cx<'_>, u: &Uniformity, groups: &[Option<i64>]) -> Vec<TileScope> {
+    let f = cx.f;
+    if f.stmts.len() > CONCURRENCY_LIMIT {
+        return Vec::new();
+    }
+    let sizes: Vec<Option<i64>> = f.barriers.iter().map(|b| tile_of(f, b, groups)).collect();
+    let mut ns: Vec<i64> = sizes.iter().flatten().copied().collect();
+    ns.sort_unstable_by(|a, b| b.cmp(a));
+    ns.dedup();
+    ns.truncate(4);
+    let mut out = Vec::new();
+    for n in ns {
+        let orders = |i: usize| sizes[i].is_some_and(|m| m % n == 0);
+        let Some(fl) = super::intervals::flow_with(f, &orders) else {
+            continue;
+        };
+        let starts = super::intervals::starts_in(&fl);
+        let loops = cx
+            .loops
+            .keys()
+            .filter(|l| stmt_contains_sync(f, StmtId(**l), &orders, 0))
+            .copied()
+            .collect();
+        out.push(TileScope {
+            n,
+            starts,
+            conc: Concurrency::from_flow(Some(fl), u),
+            loops,
+        });
+    }
+    out
+}
+
+/// Whether statement `s` holds a barrier that `pick` accepts.
+fn stmt_contains_sync(f: &Function, s: StmtId, pick: &dyn Fn(usize) -> bool, depth: u32) -> bool {
+    if depth > 200 {
+        return false;
+    }
+    if let StmtKind::Barrier(i) = &f.stmt(s).kind
+        && pick(*i as usize)
+    {
+        return true;
+    }
+    f.child_stmts(s)
+        .into_iter()
+        .any(|c| stmt_contains_sync(f, c, pick, depth + 1))
+}
+
+/// The tile refinement of the pair of statements `x`, `y`: the largest
+/// tile whose syncs order them for the threads of one tile, else the
+/// largest tile (whose syncs may still order other iterations).
+fn tile_mode(scopes: &[TileScope], x: u32, y: u32, same: bool) -> Option<TileMode> {
+    let conc = |s: &TileScope| {
+        same || {
+            let (sx, sy) = (s.starts.get(x as usize), s.starts.get(y as usize));
+            sx.zip(sy)
+                .is_some_and(|(a, b)| a.iter().any(|v| b.contains(v)))
+                && s.conc.concurrent(x, y)
+        }
+    };
+    let s = scopes
+        .iter()
+        .find(|s| !conc(s))
+        .or_else(|| scopes.first())?;
+    Some(TileMode {
+        n: s.n,
+        same_conc: conc(s),
+        loops: s.loops.clone(),
+    })
 }
 
 /// How an access through a pointer variable relates to other accesses.
@@ -1332,6 +1484,10 @@ impl Concurrency {
         let flow = (f.stmts.len() <= CONCURRENCY_LIMIT)
             .then(|| super::intervals::flow(f))
             .flatten();
+        Concurrency::from_flow(flow, u)
+    }
+
+    fn from_flow(flow: Option<super::intervals::Flow>, u: &Uniformity) -> Concurrency {
         let mut splits = Vec::new();
         if let Some(fl) = &flow {
             for (i, c) in fl.cond.iter().enumerate() {
@@ -1599,6 +1755,7 @@ struct Inst {
     dropped: u8,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_pair(
     cx: &Cx<'_>,
     a: &Acc,
@@ -1607,6 +1764,7 @@ fn check_pair(
     block_conc: bool,
     inter_block: bool,
     warps_apart: bool,
+    tile: Option<&TileMode>,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
@@ -1700,19 +1858,51 @@ fn check_pair(
     };
     let lockstep =
         (cx.launch.warp_lockstep && !(same && a.side.is_write && b.side.is_write)) || warps_apart;
+    // Queries: (between blocks, dimension (3: threads of different groups
+    // of `group` threads in the linear rank), group, same tile of `n`).
+    let mut queries: Vec<(bool, usize, i64, Option<i64>)> = Vec::new();
     for between_blocks in modes {
+        if between_blocks {
+            queries.extend((0..3).map(|d| (true, d, 32, None)));
+            continue;
+        }
+        match tile {
+            // Tile syncs order the threads of one tile: threads of
+            // different tiles race on the block's intervals, threads of
+            // one tile only on the tile's.
+            Some(t) => {
+                let g = if lockstep { t.n.max(32) } else { t.n };
+                queries.push((false, 3, g, None));
+                if t.same_conc && !(lockstep && t.n <= 32) {
+                    queries.extend((0..3).map(|d| (false, d, 32, Some(t.n))));
+                }
+            }
+            // Lock-step warps: only threads of different warps race (or
+            // lanes writing in the same statement).
+            None if lockstep => queries.push((false, 3, 32, None)),
+            None => queries.extend((0..3).map(|d| (false, d, 32, None))),
+        }
+    }
+    let mut tile_loops = shared_loops.clone();
+    if let Some(t) = tile {
+        tile_loops.extend(
+            pa.loops
+                .iter()
+                .filter(|l| pb.loops.contains(l) && t.loops.contains(l))
+                .copied(),
+        );
+    }
+    for (between_blocks, d, group, same_tile) in queries {
         // Opaque values that differ between blocks say nothing across blocks.
         if between_blocks && (block_sym(&ia) || block_sym(&ib)) {
             continue;
         }
-        // Lock-step warps: only threads of different warps race (or lanes
-        // writing in the same statement).
-        let dims: Vec<usize> = if lockstep && !between_blocks {
-            vec![3]
+        let in_step = if same_tile.is_some() {
+            &tile_loops
         } else {
-            vec![0, 1, 2]
+            &shared_loops
         };
-        for d in dims {
+        {
             let extent = if d == 3 {
                 2
             } else if between_blocks {
@@ -1734,24 +1924,32 @@ fn check_pair(
                     (&pa, &pb),
                     (&ia, &ib),
                     known,
-                    &shared_loops,
+                    in_step,
                     between_blocks,
-                    d,
+                    (d, group, same_tile),
                     dir,
                 );
                 if let Some((w, data_guard)) = w {
-                    let _ = f;
                     let unknown = unknown.clone().or_else(|| {
                         data_guard.then(|| {
                             "a condition guarding them depends on data loaded from memory"
                                 .to_string()
                         })
                     });
+                    let depends_on = if between_blocks {
+                        Vec::new()
+                    } else {
+                        symbols_deciding(&ia, &ib)
+                    };
                     return Some(Race {
+                        depends_on,
                         first: a.side.clone(),
                         second: b.side.clone(),
                         space: a.space,
-                        array: a.side.text.split('[').next().unwrap_or("").to_string(),
+                        array: match a.side.access {
+                            Some(i) => f.accesses[i].array.clone(),
+                            None => a.side.text.clone(),
+                        },
                         proven: known && !data_guard,
                         witness: Some(w),
                         unknown,
@@ -1761,6 +1959,33 @@ fn check_pair(
         }
     }
     None
+}
+
+/// The thread-invariant symbols (not `blockDim`/`gridDim`) left in the
+/// difference of two addresses: whether they collide depends on them.
+fn symbols_deciding(ia: &[Option<Lin>], ib: &[Option<Lin>]) -> Vec<String> {
+    fn syms(l: &Lin, out: &mut Vec<String>) {
+        for a in l.terms.keys() {
+            match a {
+                Atom::Sym(s, _) if !s.starts_with("blockDim.") && !s.starts_with("gridDim.") => {
+                    out.push(s.clone())
+                }
+                Atom::Quot(x, _) => syms(x, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (la, lb) in ia.iter().zip(ib) {
+        if let (Some(la), Some(lb)) = (la, lb)
+            && let Some(d) = la.clone().add(lb, -1)
+        {
+            syms(&d, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1773,7 +1998,7 @@ fn solve(
     known: bool,
     shared_loops: &[u32],
     between_blocks: bool,
-    d: usize,
+    (d, group, same_tile): (usize, i64, Option<i64>),
     dir: i64,
 ) -> Option<(Witness, bool)> {
     const BIG: f64 = 1_000_000.0;
@@ -1813,21 +2038,29 @@ fn solve(
             cons.push(constraint::eq(inst.bid[0][dd], inst.bid[1][dd]));
         }
     }
-    // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
-    let (x0, x1) = if d == 3 {
-        // Warp indices of the linear thread index.
+    // Group (warp, tile) indices of the linear thread index.
+    let groups_of = |inst: &mut Inst, cons: &mut Vec<good_lp::Constraint>, g: i64| {
         let b = [0, 1, 2].map(|dd| cx.block_dim(dd).unwrap_or(1) as f64);
+        let g = g as f64;
         let mut w = Vec::new();
         for k in 0..2 {
             let wv = inst.vars.add(variable().integer().min(0.0).max(BIG));
             let t = Expression::from(inst.tid[k][0])
                 + b[0] * inst.tid[k][1]
                 + b[0] * b[1] * inst.tid[k][2];
-            cons.push(constraint::leq(32.0 * wv, t.clone()));
-            cons.push(constraint::leq(t, 32.0 * wv + 31.0));
+            cons.push(constraint::leq(g * wv, t.clone()));
+            cons.push(constraint::leq(t, g * wv + (g - 1.0)));
             w.push(wv);
         }
         (w[0], w[1])
+    };
+    if let Some(n) = same_tile {
+        let (q0, q1) = groups_of(&mut inst, &mut cons, n);
+        cons.push(constraint::eq(q0, q1));
+    }
+    // Distinct threads: in dimension d, thread 0 below (dir 1) or above thread 1.
+    let (x0, x1) = if d == 3 {
+        groups_of(&mut inst, &mut cons, group)
     } else if between_blocks {
         (inst.bid[0][d], inst.bid[1][d])
     } else {
@@ -1889,6 +2122,24 @@ fn solve(
             }
         }
     }
+    // The lane conditions of every call site hold for both threads.
+    for k in 0..2 {
+        for (c, off, op) in &cx.entry {
+            let t = &inst.tid[k];
+            let e = Expression::from(*off as f64)
+                + (c[0] as f64) * t[0]
+                + (c[1] as f64) * t[1]
+                + (c[2] as f64) * t[2];
+            match op {
+                BinOp::Lt => cons.push(constraint::leq(e + 1.0, 0.0)),
+                BinOp::Le => cons.push(constraint::leq(e, 0.0)),
+                BinOp::Gt => cons.push(constraint::geq(e, 1.0)),
+                BinOp::Ge => cons.push(constraint::geq(e, 0.0)),
+                BinOp::Eq => cons.push(constraint::eq(e, 0.0)),
+                _ => {}
+            }
+        }
+    }
     // A thread-dependent guard that is not linear: whether two threads
     // pass it is unknown, so nothing is claimed.
     if inst.dropped & 1 != 0 {
@@ -1931,6 +2182,52 @@ fn solve(
     }
     if !ok {
         return None;
+    }
+    // With the block size unknown, a write at `C·blockIdx.x + (thread
+    // part)` stays inside its block's window of C elements: the code's own
+    // block stride says how many threads a block has (stated in
+    // docs/evaluation.md; a known launch uses its real block size).
+    if between_blocks && cx.block_dim(0).is_none() {
+        // A read at the same address form as the write it is paired with
+        // is in the window too.
+        let same_form = idx.0.len() == 1 && idx.0 == idx.1;
+        for (k, acc, other, lins) in [(0u8, a, b, idx.0), (1u8, b, a, idx.1)] {
+            let windowed = acc.side.is_write || (same_form && other.side.is_write);
+            let ([Some(l)], true) = (lins, windowed) else {
+                continue;
+            };
+            let Some(&c) = l.terms.get(&Atom::Bid(0)) else {
+                continue;
+            };
+            let per_thread = |x: &Atom| match x {
+                Atom::Tid(_) => true,
+                Atom::Quot(q, _) => q.terms.keys().all(|y| matches!(y, Atom::Tid(_))),
+                _ => false,
+            };
+            if c <= 0
+                || l.terms.keys().any(|x| {
+                    matches!(
+                        x,
+                        Atom::Iter(_) | Atom::Loop(..) | Atom::Bid(1) | Atom::Bid(2)
+                    )
+                })
+                || !l.terms.keys().any(per_thread)
+            {
+                continue;
+            }
+            let part = Lin {
+                terms: l
+                    .terms
+                    .iter()
+                    .filter(|(x, _)| per_thread(x))
+                    .map(|(x, v)| (x.clone(), *v))
+                    .collect(),
+                c: l.c,
+            };
+            let e = to_expr(&mut inst, &part, k, &mut cons);
+            cons.push(constraint::geq(e.clone(), 0.0));
+            cons.push(constraint::leq(e, c as f64 - 1.0));
+        }
     }
     let data_guard = inst.dropped & 2 != 0;
     let Inst {

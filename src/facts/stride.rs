@@ -215,12 +215,16 @@ mod program {
         Form(u, f) <- ValueLeaf(u, f);
 
         Form(e, f) <- Leaf(e, f);
-        Form(e, g) <- Same(e, a), Form(a, f), let g = ops::candidate(e, f);
-        Form(e, g) <- Op1(e, op, a), Form(a, f), let g = ops::unary(e, op, f);
+        // Recursive rules start from a derived relation where they can:
+        // crepe evaluates clauses in the order written, so a new fact is
+        // joined with the inputs through their indices instead of every
+        // round scanning an input (`Reaches` is large) in full.
+        Form(e, g) <- Form(a, f), Same(e, a), let g = ops::candidate(e, f);
+        Form(e, g) <- Form(a, f), Op1(e, op, a), let g = ops::unary(e, op, f);
         Form(e, g) <- Op2(e, op, a, b, uni), Form(a, x), Form(b, y),
             let g = ops::binary(e, op, x, y, a, b, uni);
 
-        DefForm(d, f) <- DefValue(d, e), Form(e, f);
+        DefForm(d, f) <- Form(e, f), DefValue(d, e);
         DefForm(d, f) <- DefLeaf(d, f);
 
         // The merge rule.
@@ -228,11 +232,11 @@ mod program {
         Form(u, UNKNOWN) <- Diverged(u);
 
         // Straight-line and merged values.
-        Form(u, g) <- Reaches(u, d), !Carried(u), !Valued(u), DefForm(d, f),
+        Form(u, g) <- DefForm(d, f), Reaches(u, d), !Carried(u), !Valued(u),
             let g = ops::candidate(u, f);
         // Loop heads: the entry values, widened; a back-edge value with other
         // thread coefficients makes the read unknown.
-        Form(u, g) <- Carried(u), !Valued(u), Reaches(u, d), !BackReach(u, d), DefForm(d, f),
+        Form(u, g) <- DefForm(d, f), Reaches(u, d), Carried(u), !Valued(u), !BackReach(u, d),
             let g = ops::widen(u, f);
         Form(u, UNKNOWN) <- BackReach(u, d), !Valued(u), DefForm(d, f), Form(u, g),
             (!ops::same_coefs(f, g));

@@ -52,24 +52,28 @@ mod program {
         struct DefDep(u32, u8);
         struct DefFromMemory(u32);
 
+        // Each recursive rule starts from its derived relation: crepe
+        // evaluates clauses in the order written, so a new fact is joined
+        // with the inputs through their indices instead of every round
+        // scanning an input (`Reaches` is large) in full.
         Dep(e, d) <- ThreadSrc(e, d);
-        Dep(p, d) <- Child(p, c), Dep(c, d);
-        DefDep(x, d) <- DefValue(x, e), Dep(e, d);
+        Dep(p, d) <- Dep(c, d), Child(p, c);
+        DefDep(x, d) <- Dep(e, d), DefValue(x, e);
         // Parameters carry what the callers pass.
         DefDep(x, d) <- ParamSrc(x, d);
-        Dep(u, d) <- Reaches(u, x), DefDep(x, d);
+        Dep(u, d) <- DefDep(x, d), Reaches(u, x);
         // The merge rule: a read after the merge of a branch on a
         // thread-dependent condition sees values some threads assigned and
         // others did not.
-        Dep(u, d) <- Reaches(u, x), DefUnder(x, c), !UseUnder(u, c), Dep(c, d);
-        VarDep(v, d) <- DefVar(x, v), DefDep(x, d);
-        VarDep(v, d) <- DefVar(x, v), DefUnder(x, c), Dep(c, d);
+        Dep(u, d) <- Dep(c, d), DefUnder(x, c), Reaches(u, x), !UseUnder(u, c);
+        VarDep(v, d) <- DefDep(x, d), DefVar(x, v);
+        VarDep(v, d) <- Dep(c, d), DefUnder(x, c), DefVar(x, v);
 
-        FromMemory(e) <- Load(e), Dep(e, _);
-        FromMemory(p) <- Child(p, c), FromMemory(c);
-        DefFromMemory(x) <- DefValue(x, e), FromMemory(e);
-        FromMemory(u) <- Reaches(u, x), DefFromMemory(x);
-        VarFromMemory(v) <- DefVar(x, v), DefFromMemory(x);
+        FromMemory(e) <- Dep(e, _), Load(e);
+        FromMemory(p) <- FromMemory(c), Child(p, c);
+        DefFromMemory(x) <- FromMemory(e), DefValue(x, e);
+        FromMemory(u) <- DefFromMemory(x), Reaches(u, x);
+        VarFromMemory(v) <- DefFromMemory(x), DefVar(x, v);
     }
 }
 

@@ -1043,11 +1043,34 @@ impl<'a> Lower<'a> {
             "__barrier_sync" => BarrierKind::BarSync,
             _ => self.cg_sync_kind(func, &args, cx)?,
         };
-        // For tile syncs, the tile size is the number of threads that meet.
-        let tile = if kind == BarrierKind::CgTileSync {
-            self.tile_size(func, &args, cx)
-        } else {
-            None
+        // For tile syncs, the tile size is the number of threads that meet;
+        // when it is not known here, the group as written (a `thread_group`
+        // parameter: the callers say which tile it is). `__syncwarp()` with
+        // the full mask meets the 32 lanes of the warp; another mask is kept
+        // as written.
+        let (tile, tile_text) = match kind {
+            BarrierKind::CgTileSync => match self.tile_size(func, &args, cx) {
+                Some(t) => (Some(t), None),
+                None => {
+                    let recv = if func.kind() == "field_expression" {
+                        field(func, "argument")
+                    } else {
+                        args.first().copied()
+                    };
+                    (None, recv.map(|r| text(r, cx.src).trim().to_string()))
+                }
+            },
+            BarrierKind::SyncWarp => match args.first() {
+                None => (Some(32), None),
+                Some(m) => {
+                    let t = text(*m, cx.src).trim().to_string();
+                    match self.const_operand(&t).0 {
+                        Some(v) if v & 0xffff_ffff == 0xffff_ffff => (Some(32), None),
+                        _ => (None, Some(t)),
+                    }
+                }
+            },
+            _ => (None, None),
         };
         let span = self.span_of(e, cx);
         let id = self.new_stmt(span);
@@ -1064,7 +1087,7 @@ impl<'a> Lower<'a> {
         } else {
             (None, None)
         };
-        self.push_barrier(id, kind, (bid, bid_text), (tile, None), span);
+        self.push_barrier(id, kind, (bid, bid_text), (tile, tile_text), span);
         Some(id)
     }
 

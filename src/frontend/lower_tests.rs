@@ -214,7 +214,7 @@ __global__ void k(int n) {\n\
         got,
         vec![
             "3 syncthreads None None None",
-            "5 syncwarp None None None",
+            "5 syncwarp None Some(32) None",
             "6 bar.sync Some(1) Some(64) None",
             "7 bar.arrive Some(2) None Some(\"n\")",
             "8 bar.sync Some(3) None None",
