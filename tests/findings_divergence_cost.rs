@@ -12,6 +12,9 @@ fn findings() -> &'static [serde_json::Value] {
         let src = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/findings/divergence_cost/kernels.cu");
         std::fs::copy(src, dir.path().join("kernels.cu")).unwrap();
+        let header = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/findings/divergence_cost/warp_size.h");
+        std::fs::copy(header, dir.path().join("warp_size.h")).unwrap();
         let out = Command::cargo_bin("cudalog")
             .unwrap()
             .arg("check")
@@ -137,5 +140,36 @@ fn block_stride_loop_over_a_2d_linear_index_is_a_tail_note() {
     let d = divergent("stride_2d");
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+}
+
+#[test]
+fn clamp_written_as_early_returns_is_a_select() {
+    let d = divergent("clamp_byte");
+    assert!(d.is_empty(), "{d:#?}");
+    // The early return that skips a store still splits the warp.
+    let d = divergent("clamp_returns");
+    assert_eq!(d.len(), 1, "{d:?}");
+}
+
+#[test]
+fn block_stride_loop_counting_down_is_a_tail_note() {
+    let d = divergent("count_down");
+    assert!(!d.is_empty(), "{d:?}");
+    for f in &d {
+        assert_eq!(f["severity"], "note", "{f}");
+        assert_eq!(f["facts"]["stride_tail"], true, "{f}");
+    }
+    // Lanes 9 apart span more than a 256-thread step: not a stride tail.
+    let d = divergent("count_down_spread");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_ne!(d[0]["facts"]["stride_tail"], true, "{:?}", d[0]);
+}
+
+#[test]
+fn header_macro_in_launch_dims_is_resolved() {
+    let d = divergent("macro_dims");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["severity"], "note", "{:?}", d[0]);
     assert_eq!(d[0]["facts"]["stride_tail"], true);
 }

@@ -407,3 +407,21 @@ fn rule_state_passes_report_changes_and_rule_edits() {
         .unwrap();
     assert_eq!(n, 4, "the four lint findings stay in the findings table");
 }
+
+/// Audit H3b: the atomicCAS of a compare-and-swap retry loop is not an
+/// atomic to accumulate (the loop is the atomic); the atomicAdd of the
+/// counted loop after it is.
+#[test]
+fn atomic_cas_retry_loop_is_not_an_atomic_in_a_loop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/findings/divergence_cost/cas_loop.cu");
+    std::fs::copy(src, tmp.path().join("cas_loop.cu")).unwrap();
+    let (got, _) = check_json(tmp.path(), true);
+    let atomics: Vec<&Row> = got
+        .iter()
+        .filter(|r| r.3 == "global_atomic_in_loop")
+        .collect();
+    assert_eq!(atomics.len(), 1, "{got:?}");
+    assert_eq!(atomics[0].1, 15, "{got:?}");
+}

@@ -115,7 +115,10 @@ pub fn classify(
         } else if boundary_guard(f, u, cx, launch, cond) {
             BranchKind::BoundaryGuard
         } else if let Some((grid, tail)) = (!in_expression)
-            .then(|| stride_loop(f, cx, launch, loops, stmt, cond))
+            .then(|| {
+                stride_loop(f, cx, launch, loops, stmt, cond)
+                    .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true)))
+            })
             .flatten()
         {
             if tail {
@@ -397,7 +400,10 @@ fn structural_stride(
         f.expr(init).kind,
         ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
     ) {
-        return false;
+        // With a common factor stripped (`(threadIdx.x + 32 *
+        // threadIdx.y) * V::size` by `blockDim.y * 32 * V::size`), the
+        // affine test on what remains (audit D1b).
+        return depth > 0 && affine_stride(f, cx, launch, init, step);
     }
     let sf = cx.form(step);
     let span = launch.block[0].map_or(32, |bx| (bx as i64).min(32));
@@ -486,6 +492,208 @@ fn no_tail(
     iv.op == StepOp::Add && multiple(&start) && multiple(&cx.form(step)) && multiple(&bound)
 }
 
+/// A loop at `s` whose condition `cond` is a threshold on a variable `v`
+/// (`v >= 0`, `(v + 1) * 4 > n`: `v` under `+`/`-` of uniform values and
+/// products with positive constants, compared with a uniform value) that
+/// the loop steps towards the threshold by a uniform `S` covering a warp
+/// (`v -= blockDim.x`), where the lanes of a warp enter with values less
+/// than `S` apart (audit D1d): trip counts differ by at most one, a stride
+/// tail. That holds when `v`'s only plain definition is `threadIdx.x + u`
+/// (u uniform) and every other update is `v ±= S` (the same text) as a
+/// top-level statement, or the step, of a loop with such a condition: a
+/// loop stopping at the first value past a threshold keeps the lanes'
+/// values within one step (counting down from where a previous loop
+/// stopped). Returns whether `S` involves `gridDim`.
+fn threshold_stride(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<bool> {
+    let (v, step, down) = threshold_loop(f, cx, s, cond)?;
+    let sf = cx.form(step);
+    if !sf.is_invariant() {
+        return None;
+    }
+    let span = launch.block[0].map_or(32, |bx| i64::from(bx).min(32));
+    let mentions = |want: &dyn Fn(&ExprKind) -> bool| expr_mentions(f, step, want);
+    let covers = matches!((sf.rest_multiple, sf.offset), (0, Some(c)) if c >= span)
+        || mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::BlockDim(Dim::X))));
+    if !covers {
+        return None;
+    }
+    let step_text = f.expr_text(step);
+    let is_v = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(x) if x == v);
+    // The one plain definition: `threadIdx.x + u`.
+    let mut plain = Vec::new();
+    for st in &f.stmts {
+        if let StmtKind::Decl { var, init } = &st.kind
+            && *var == v
+        {
+            plain.push(*init);
+        }
+    }
+    for (i, e) in f.exprs.iter().enumerate() {
+        let id = ExprId(i as u32);
+        match &e.kind {
+            ExprKind::Assign { op: None, lhs, rhs } if is_v(*lhs) => plain.push(Some(*rhs)),
+            ExprKind::Assign {
+                op: Some(op),
+                lhs,
+                rhs,
+            } if is_v(*lhs) => {
+                let same = matches!((op, down), (BinOp::Sub, true) | (BinOp::Add, false))
+                    && f.expr_text(*rhs) == step_text;
+                if !same || !stepped_by_threshold_loop(f, cx, v, id, down) {
+                    return None;
+                }
+            }
+            ExprKind::IncDec { target, .. } if is_v(*target) => return None,
+            ExprKind::Unary(UnOp::AddrOf, x) if is_v(*x) => return None,
+            _ => {}
+        }
+    }
+    let [Some(init)] = plain.as_slice() else {
+        return None;
+    };
+    if f.var(v).param_position.is_some() || f.var(v).by_ref {
+        return None;
+    }
+    let mut start = cx.form(*init);
+    if start.coef[0] != Coef::Int(1) || !start.coef[1].is_zero() || !start.coef[2].is_zero() {
+        return None;
+    }
+    start.coef[0] = Coef::Int(0);
+    if !start.is_invariant() {
+        return None;
+    }
+    Some(mentions(&|k| {
+        matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+    }))
+}
+
+/// For a loop `s` with condition `cond` a threshold on a local `v` stepped
+/// by `v -= S` / `v += S` towards it (as a top-level statement of its body
+/// or its `for` step): `(v, S, counting down)`.
+fn threshold_loop(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<(crate::ir::VarId, ExprId, bool)> {
+    let (body, for_step) = match &f.stmt(s).kind {
+        StmtKind::For {
+            cond: Some(c),
+            step,
+            body,
+            ..
+        } if *c == cond => (*body, *step),
+        StmtKind::While { cond: c, body } | StmtKind::DoWhile { cond: c, body } if *c == cond => {
+            (*body, None)
+        }
+        _ => return None,
+    };
+    let ExprKind::Binary(op, a, b) = &f.expr(cond).kind else {
+        return None;
+    };
+    // Normalise to `mono(v) OP uniform`; `up`: the loop runs while mono is
+    // large (`>`/`>=`), so it must count down.
+    let (mono, up) = match op {
+        BinOp::Gt | BinOp::Ge if cx.form(*b).is_invariant() => (*a, true),
+        BinOp::Lt | BinOp::Le if cx.form(*b).is_invariant() => (*a, false),
+        BinOp::Gt | BinOp::Ge if cx.form(*a).is_invariant() => (*b, false),
+        BinOp::Lt | BinOp::Le if cx.form(*a).is_invariant() => (*b, true),
+        _ => return None,
+    };
+    let v = increasing_in(f, cx, mono, 0)?;
+    let is_v = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(x) if x == v);
+    let mut updates: Vec<ExprId> = for_step.into_iter().collect();
+    let tops: Vec<StmtId> = match &f.stmt(body).kind {
+        StmtKind::Block(xs) => xs.clone(),
+        _ => vec![body],
+    };
+    for t in tops {
+        if let StmtKind::Expr(e) = f.stmt(t).kind {
+            updates.push(e);
+        }
+    }
+    updates.into_iter().find_map(|e| match &f.expr(e).kind {
+        ExprKind::Assign {
+            op: Some(o @ (BinOp::Sub | BinOp::Add)),
+            lhs,
+            rhs,
+        } if is_v(*lhs) && (*o == BinOp::Sub) == up => Some((v, *rhs, up)),
+        _ => None,
+    })
+}
+
+/// Whether the update `upd` of `v` is the step of a loop whose condition is
+/// a threshold on `v` in the same direction (see [`threshold_loop`]).
+fn stepped_by_threshold_loop(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    v: crate::ir::VarId,
+    upd: ExprId,
+    down: bool,
+) -> bool {
+    f.stmts.iter().enumerate().any(|(i, st)| {
+        let c = match &st.kind {
+            StmtKind::For { cond: Some(c), .. }
+            | StmtKind::While { cond: c, .. }
+            | StmtKind::DoWhile { cond: c, .. } => *c,
+            _ => return false,
+        };
+        let (body, for_step) = match &st.kind {
+            StmtKind::For { step, body, .. } => (*body, *step),
+            StmtKind::While { body, .. } | StmtKind::DoWhile { body, .. } => (*body, None),
+            _ => return false,
+        };
+        let top = for_step == Some(upd)
+            || match &f.stmt(body).kind {
+                StmtKind::Block(xs) => xs
+                    .iter()
+                    .any(|x| matches!(f.stmt(*x).kind, StmtKind::Expr(e) if e == upd)),
+                StmtKind::Expr(e) => *e == upd,
+                _ => false,
+            };
+        top && threshold_loop(f, cx, StmtId(i as u32), c)
+            .is_some_and(|(w, _, d)| w == v && d == down)
+    })
+}
+
+/// The local variable `e` is monotone in: `v`, `v ± u`, `u + v`, `v · u`,
+/// `u · v`, `v / u` (`u` uniform), casts of those.
+fn increasing_in(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    e: ExprId,
+    depth: u32,
+) -> Option<crate::ir::VarId> {
+    if depth > 8 {
+        return None;
+    }
+    let inv = |x: ExprId| cx.form(x).is_invariant();
+    // A uniform factor of unknown sign keeps `e` monotone: decreasing
+    // when negative, which only a loop that never ends would step away
+    // from, so the direction test of [`threshold_loop`] is moot there.
+    let pos = inv;
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => {
+            let var = f.var(*v);
+            (var.param_position.is_none() && !var.by_ref && var.space.is_none()).then_some(*v)
+        }
+        ExprKind::Cast(_, a) => increasing_in(f, cx, *a, depth + 1),
+        ExprKind::Binary(BinOp::Add, a, b) if inv(*b) => increasing_in(f, cx, *a, depth + 1),
+        ExprKind::Binary(BinOp::Add, a, b) if inv(*a) => increasing_in(f, cx, *b, depth + 1),
+        ExprKind::Binary(BinOp::Sub, a, b) if inv(*b) => increasing_in(f, cx, *a, depth + 1),
+        ExprKind::Binary(BinOp::Mul, a, b) if pos(*b) => increasing_in(f, cx, *a, depth + 1),
+        ExprKind::Binary(BinOp::Mul, a, b) if pos(*a) => increasing_in(f, cx, *b, depth + 1),
+        ExprKind::Binary(BinOp::Div, a, b) if pos(*b) => increasing_in(f, cx, *a, depth + 1),
+        _ => None,
+    }
+}
+
 /// [`stride_loop`]'s recognition: `Some(grid)` for a stride loop.
 fn stride_loop_kind(
     f: &Function,
@@ -522,9 +730,23 @@ fn stride_loop_kind(
     if l.kind != LoopKind::ThreadInit {
         return None;
     }
-    let init = cx.form(iv.init?);
+    let step = iv.step?;
+    affine_stride(f, cx, launch, iv.init?, step).then_some(l.grid_stride || grid_in(step))
+}
+
+/// Whether a start `init` (`k·threadIdx.x + …`, the other thread terms
+/// constant over a warp's lanes) and a uniform step `step` covering the
+/// spread of the starts within a warp make a stride loop.
+fn affine_stride(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    init: ExprId,
+    step: ExprId,
+) -> bool {
+    let init = cx.form(init);
     let Coef::Int(k) = init.coef[0] else {
-        return None;
+        return false;
     };
     // y/z terms are constant over a warp's lanes when a warp lies in one
     // row (blockDim.x a multiple of 32) or the dimension is trivial.
@@ -535,18 +757,16 @@ fn stride_loop_kind(
                 && (warp_in_row || launch.block[d] == Some(1)))
     };
     if k <= 0 || !const_in_warp(1) || !const_in_warp(2) {
-        return None;
+        return false;
     }
-    let step = iv.step?;
     let sf = cx.form(step);
     if !sf.is_invariant() {
-        return None;
+        return false;
     }
     let mentions = |want: &dyn Fn(&ExprKind) -> bool| expr_mentions(f, step, want);
-    let grid = l.grid_stride || mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::GridDim(_))));
     // Lanes of one warp span at most min(32, blockDim.x) values of threadIdx.x.
     let span = k * launch.block[0].map_or(32, |bx| (bx as i64).min(32));
-    let ok = match (sf.rest_multiple, sf.offset) {
+    match (sf.rest_multiple, sf.offset) {
         (0, Some(c)) => c >= span,
         // `blockDim.x` (times anything uniform, e.g. `gridDim.x`) covers a
         // unit start; `k·blockDim.x` is checked through the multiple.
@@ -554,8 +774,7 @@ fn stride_loop_kind(
             (k == 1 && mentions(&|k| matches!(k, ExprKind::Builtin(Builtin::BlockDim(Dim::X)))))
                 || (sf.rest_multiple as i64 >= span && sf.rest_multiple > 1)
         }
-    };
-    ok.then_some(grid)
+    }
 }
 
 /// `i < n`-style checks of a grid-wide linear thread index against a
@@ -675,6 +894,11 @@ fn shape(
     {
         return Shape::Select;
     }
+    // `if (s < 0) return 0; else if (s > 255) return 255; return s;`: a
+    // clamp written as early returns is a chain of selects (audit D4r).
+    if return_chain(f, &cx_sel, stmt, 0) {
+        return Shape::Select;
+    }
     if let Some(els) = els
         && let (Some(a), Some(b)) = (single_call(f, *then), single_call(f, *els))
         && a == b
@@ -791,6 +1015,72 @@ fn single_return(f: &Function, s: StmtId) -> Option<ExprId> {
         StmtKind::Return(e) => *e,
         _ => None,
     }
+}
+
+/// Whether the `if` at `s` is an `if`/`else if` chain whose every side is
+/// one `return` of a register value, with the value of the fall-through
+/// (no final `else`) the `return` that follows the chain: each lane returns
+/// one of the values, which the compiler selects without a divergent path.
+fn return_chain(f: &Function, sc: &SelectCx<'_>, s: StmtId, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let StmtKind::If { cond, then, els } = &f.stmt(s).kind else {
+        return false;
+    };
+    if depth > 0 && !select_expr(f, sc, *cond, 0) {
+        return false;
+    }
+    if !single_return(f, *then).is_some_and(|e| select_expr(f, sc, e, 0)) {
+        return false;
+    }
+    match els {
+        Some(e) => {
+            let e = unwrap_block(f, *e);
+            if matches!(f.stmt(e).kind, StmtKind::If { .. }) {
+                return_chain(f, sc, e, depth + 1)
+            } else {
+                single_return(f, e).is_some_and(|x| select_expr(f, sc, x, 0))
+            }
+        }
+        None => continuation(f, s, 0)
+            .and_then(|n| single_return(f, n))
+            .is_some_and(|x| select_expr(f, sc, x, 0)),
+    }
+}
+
+/// `s` itself, or the one statement of the block `s`.
+fn unwrap_block(f: &Function, s: StmtId) -> StmtId {
+    match &f.stmt(s).kind {
+        StmtKind::Block(v) if v.len() == 1 => v[0],
+        _ => s,
+    }
+}
+
+/// The statement that runs after `s` when `s` completes normally, when it
+/// is the next one of an enclosing block (through `if`/`else` sides).
+fn continuation(f: &Function, s: StmtId, depth: u32) -> Option<StmtId> {
+    if depth > 8 {
+        return None;
+    }
+    for (i, st) in f.stmts.iter().enumerate() {
+        let p = StmtId(i as u32);
+        match &st.kind {
+            StmtKind::Block(v) => {
+                if let Some(k) = v.iter().position(|x| *x == s) {
+                    return match v.get(k + 1) {
+                        Some(n) => Some(*n),
+                        None => continuation(f, p, depth + 1),
+                    };
+                }
+            }
+            StmtKind::If { then, els, .. } if *then == s || *els == Some(s) => {
+                return continuation(f, p, depth + 1);
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `threadIdx.x == k` (or `k == threadIdx.x`) in blocks narrower than a
