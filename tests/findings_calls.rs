@@ -4,22 +4,10 @@
 //! (its affine form after the call is not the one before).
 //! Fixture: tests/fixtures/findings/calls/calls.cu.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
 fn findings() -> Vec<serde_json::Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/calls/calls.cu");
-    std::fs::copy(src, dir.path().join("calls.cu")).unwrap();
-    let out = Command::cargo_bin("cudalog")
-        .unwrap()
-        .arg("check")
-        .arg(dir.path())
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success() || out.status.code() == Some(1));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::check_fixtures(&["findings/calls/calls.cu"])
 }
 
 fn uncoalesced<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {

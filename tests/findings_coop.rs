@@ -5,22 +5,10 @@
 //! `if (block.thread_rank() == 0)` is a single-thread region.
 //! Fixture: tests/fixtures/findings/coop/coop.cu.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
 fn findings() -> Vec<serde_json::Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/coop/coop.cu");
-    std::fs::copy(src, dir.path().join("coop.cu")).unwrap();
-    let out = Command::cargo_bin("cudalog")
-        .unwrap()
-        .arg("check")
-        .arg(dir.path())
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success() || out.status.code() == Some(1));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::check_fixtures(&["findings/coop/coop.cu"])
 }
 
 fn of<'a>(all: &'a [serde_json::Value], function: &str, rule: &str) -> Vec<&'a serde_json::Value> {

@@ -7,7 +7,8 @@
 //! declaration, is analysed in its includer's scope.
 //! Fixtures: tests/fixtures/findings/cost/.
 
-use assert_cmd::Command;
+mod common;
+
 use std::path::Path;
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -30,15 +31,7 @@ fn findings(config: Option<&str>) -> Vec<serde_json::Value> {
     if let Some(c) = config {
         std::fs::write(dir.path().join("cudalog.toml"), c).unwrap();
     }
-    let out = Command::cargo_bin("cudalog")
-        .unwrap()
-        .arg("check")
-        .arg(dir.path())
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success() || out.status.code() == Some(1));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::check_json(dir.path())
 }
 
 fn global_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {

@@ -3,22 +3,10 @@
 //! in any spelling are not divergence, and a one-sided `if` says what is
 //! serialised. Fixture: tests/fixtures/findings/divergence.cu.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
 
 fn findings() -> Vec<serde_json::Value> {
-    let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/divergence.cu");
-    std::fs::copy(src, dir.path().join("divergence.cu")).unwrap();
-    let out = Command::cargo_bin("cudalog")
-        .unwrap()
-        .arg("check")
-        .arg(dir.path())
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success() || out.status.code() == Some(1));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::check_fixtures(&["findings/divergence.cu"])
 }
 
 fn divergent_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {

@@ -1,29 +1,17 @@
 //! issue 8, audit classes D1, D2, D4, D5, D6: what a divergent branch costs.
 //! Fixture: tests/fixtures/findings/divergence_cost/kernels.cu.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
+
 use std::sync::OnceLock;
 
 fn findings() -> &'static [serde_json::Value] {
     static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
     ALL.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/findings/divergence_cost/kernels.cu");
-        std::fs::copy(src, dir.path().join("kernels.cu")).unwrap();
-        let header = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/findings/divergence_cost/warp_size.h");
-        std::fs::copy(header, dir.path().join("warp_size.h")).unwrap();
-        let out = Command::cargo_bin("cudalog")
-            .unwrap()
-            .arg("check")
-            .arg(dir.path())
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
-        assert!(out.status.success() || out.status.code() == Some(1));
-        serde_json::from_slice(&out.stdout).unwrap()
+        common::check_fixtures(&[
+            "findings/divergence_cost/kernels.cu",
+            "findings/divergence_cost/warp_size.h",
+        ])
     })
 }
 

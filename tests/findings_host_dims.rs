@@ -3,6 +3,8 @@
 //! members and simple arithmetic; where the value stays unknown, the launch's
 //! dimensionality is still known (an `int` block size leaves y = z = 1).
 
+mod common;
+
 use cudalog::config::Config;
 use cudalog::db;
 use cudalog::facts::LaunchDims;
@@ -83,19 +85,7 @@ fn unknown_values_keep_the_dimensionality() {
 }
 
 fn divergent(function: &str) -> usize {
-    use assert_cmd::Command;
-    let dir = tempfile::tempdir().unwrap();
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/warps.cu");
-    std::fs::copy(src, dir.path().join("warps.cu")).unwrap();
-    let out = Command::cargo_bin("cudalog")
-        .unwrap()
-        .arg("check")
-        .arg(dir.path())
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let all: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let all = common::check_fixtures(&["findings/warps.cu"]);
     all.iter()
         .filter(|f| f["function"] == function && f["rule"] == "divergent-branch")
         .count()

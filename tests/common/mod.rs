@@ -79,3 +79,40 @@ pub fn assert_same(
     }
     assert_eq!(a.len(), b.len(), "{what}: different tables");
 }
+
+/// Copy the files `tests/fixtures/REL…` into `dir`, each under its own file
+/// name.
+pub fn copy_fixtures(dir: &std::path::Path, rels: &[&str]) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for rel in rels {
+        let src = root.join(rel);
+        let name = src.file_name().expect("a fixture file");
+        std::fs::copy(&src, dir.join(name))
+            .unwrap_or_else(|e| panic!("copy {}: {e}", src.display()));
+    }
+}
+
+/// Run `cudalog check DIR --format json` and return its findings; the run
+/// must succeed (exit 0, or 1 for findings at the fail-on level).
+pub fn check_json(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = assert_cmd::Command::cargo_bin("cudalog")
+        .unwrap()
+        .arg("check")
+        .arg(dir)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "check failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Copy the fixtures `rels` into a fresh directory and check it.
+pub fn check_fixtures(rels: &[&str]) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().unwrap();
+    copy_fixtures(dir.path(), rels);
+    check_json(dir.path())
+}
