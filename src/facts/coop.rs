@@ -140,3 +140,24 @@ pub fn group_method(f: &Function, e: ExprId) -> Option<(Group, &str)> {
         _ => None,
     }
 }
+
+/// For a method call on a cooperative group (`g.thread_rank()`) or the
+/// free-function spelling (`cg::thread_rank(g)`): the method name and the
+/// group expression.
+pub fn group_call(f: &Function, e: ExprId) -> Option<(&str, Option<ExprId>)> {
+    let ExprKind::Call {
+        callee,
+        receiver,
+        args,
+    } = &f.expr(e).kind
+    else {
+        return None;
+    };
+    let base = callee
+        .rsplit(['.', ':'])
+        .next()
+        .unwrap_or(callee)
+        .trim_start_matches('>');
+    let group = receiver.or_else(|| args.first().copied());
+    Some((base, group))
+}

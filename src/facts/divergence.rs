@@ -285,7 +285,7 @@ fn lane_distinct(
         ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => {
             lane_distinct(f, cx, launch, *a, depth + 1)
         }
-        ExprKind::Call { .. } => group_call(f, e).is_some_and(|(m, g)| {
+        ExprKind::Call { .. } => super::coop::group_call(f, e).is_some_and(|(m, g)| {
             m == "thread_rank" && super::coop::group_size(f, g).is_none_or(|n| n >= 32)
         }),
         ExprKind::Var(v) => {
@@ -299,27 +299,6 @@ fn lane_distinct(
         }
         _ => false,
     }
-}
-
-/// For a method call on a cooperative group (`g.thread_rank()`) or the
-/// free-function spelling (`cg::thread_rank(g)`): the method name and the
-/// group expression.
-fn group_call(f: &Function, e: ExprId) -> Option<(&str, Option<ExprId>)> {
-    let ExprKind::Call {
-        callee,
-        receiver,
-        args,
-    } = &f.expr(e).kind
-    else {
-        return None;
-    };
-    let base = callee
-        .rsplit(['.', ':'])
-        .next()
-        .unwrap_or(callee)
-        .trim_start_matches('>');
-    let group = receiver.or_else(|| args.first().copied());
-    Some((base, group))
 }
 
 /// Whether expression `e` (following local variables' definitions a few
@@ -387,10 +366,10 @@ fn structural_stride(
         return false;
     }
     // The start: a group's rank, or threadIdx.x.
-    if let Some((m, g)) = group_call(f, init)
+    if let Some((m, g)) = super::coop::group_call(f, init)
         && m == "thread_rank"
     {
-        let size_of_same = group_call(f, step).is_some_and(|(m2, g2)| {
+        let size_of_same = super::coop::group_call(f, step).is_some_and(|(m2, g2)| {
             matches!(m2, "size" | "num_threads")
                 && g.map(|x| f.expr_text(x)) == g2.map(|x| f.expr_text(x))
         });
@@ -1104,7 +1083,7 @@ fn group_leader(f: &Function, cx: &AffineCx<'_>, launch: &LaunchDims, c: ExprId)
             let x_only = matches!(t.coef[0], Coef::Int(1) | Coef::Int(-1))
                 && t.coef[1].is_zero()
                 && t.coef[2].is_zero();
-            let tile_rank = group_call(f, e).is_some_and(|(m, g)| {
+            let tile_rank = super::coop::group_call(f, e).is_some_and(|(m, g)| {
                 m == "thread_rank" && super::coop::group_size(f, g).is_some_and(|n| n < 32)
             });
             (narrow && x_only) || tile_rank

@@ -778,20 +778,8 @@ impl<'a> Cx<'a> {
     /// `block.thread_rank()` the linear thread index.
     fn group_rank(&self, e: ExprId) -> Option<Lin> {
         let f = self.f;
-        let ExprKind::Call {
-            callee,
-            receiver,
-            args,
-        } = &f.expr(e).kind
-        else {
-            return None;
-        };
-        let base = callee
-            .rsplit(['.', ':'])
-            .next()
-            .unwrap_or(callee)
-            .trim_start_matches('>');
-        let group = receiver.or_else(|| args.first().copied())?;
+        let (base, group) = super::coop::group_call(f, e)?;
+        let group = group?;
         match super::coop::group_size(f, Some(group)) {
             Some(n) if n > 0 => match base {
                 "thread_rank" => self.linear_tid()?.rem(n),
