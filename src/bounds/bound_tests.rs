@@ -4,29 +4,10 @@ use super::exec::{Exec, Lanes, Shape};
 use super::kernel::{Limits, Status, kernel_bounds};
 use crate::facts::cost::CostModel;
 use crate::facts::{Analysis, LaunchDims};
-use crate::frontend::lower::lower_function;
-use crate::frontend::preproc::MacroTable;
-use crate::frontend::scan::{Scope, scan_file};
-use crate::frontend::syntax::parse;
 use crate::ir::Function;
-use std::sync::Arc;
 
 fn lower(src: &str) -> Function {
-    let tree = parse(src);
-    let init = Arc::new(Scope {
-        macros: MacroTable::predefined(),
-        ..Scope::default()
-    });
-    let scan = scan_file(src, &tree, init, &mut |_| None);
-    let s = scan.functions.last().expect("a function");
-    lower_function(
-        &s.text,
-        s.start_col,
-        &s.name,
-        &s.scope_path,
-        s.kind,
-        &s.scope,
-    )
+    crate::frontend::lower_last(src)
 }
 
 #[test]

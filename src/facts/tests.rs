@@ -4,29 +4,10 @@
 use super::barriers::{LaunchDims, divergent_barriers, warp_uniform};
 use super::relations::{DIM_X, DIM_Y, VARIES, build};
 use super::uniformity::Uniformity;
-use crate::frontend::lower::lower_function;
-use crate::frontend::preproc::MacroTable;
-use crate::frontend::scan::{Scope, scan_file};
-use crate::frontend::syntax::parse;
 use crate::ir::{ExprKind, Function, StmtKind};
-use std::sync::Arc;
 
 fn lower(src: &str) -> Function {
-    let tree = parse(src);
-    let init = Arc::new(Scope {
-        macros: MacroTable::predefined(),
-        ..Scope::default()
-    });
-    let scan = scan_file(src, &tree, init, &mut |_| None);
-    let s = scan.functions.last().expect("a function");
-    lower_function(
-        &s.text,
-        s.start_col,
-        &s.name,
-        &s.scope_path,
-        s.kind,
-        &s.scope,
-    )
+    crate::frontend::lower_last(src)
 }
 
 fn analyse(f: &Function) -> (super::relations::Relations, Uniformity) {

@@ -18,3 +18,24 @@ mod types;
 mod lower_tests;
 
 pub use scan::{FileScan, FunctionSite, GlobalVar, Scope, SourceDiagnostic};
+
+/// (tests) Lower the last function of `src`, scanned with nvcc's predefined
+/// macros and no includes.
+#[cfg(test)]
+pub(crate) fn lower_last(src: &str) -> crate::ir::Function {
+    let tree = syntax::parse(src);
+    let init = std::sync::Arc::new(Scope {
+        macros: preproc::MacroTable::predefined(),
+        ..Scope::default()
+    });
+    let scan = scan::scan_file(src, &tree, init, &mut |_| None);
+    let s = scan.functions.last().expect("a function");
+    lower::lower_function(
+        &s.text,
+        s.start_col,
+        &s.name,
+        &s.scope_path,
+        s.kind,
+        &s.scope,
+    )
+}
