@@ -1664,13 +1664,7 @@ impl Exec<'_> {
         let a = acc.map(|i| &self.f.accesses[i]);
         match self.f.expr(e).kind.clone() {
             ExprKind::Index { .. } => {
-                let mut chain = Vec::new();
-                let mut root = e;
-                while let ExprKind::Index { base, index } = &self.f.expr(root).kind {
-                    chain.push(*index);
-                    root = *base;
-                }
-                chain.reverse();
+                let (root, chain) = self.f.index_chain(e);
                 let dims: Vec<Option<u64>> = a.map(|a| a.dims.clone()).unwrap_or_default();
                 let elem = a
                     .and_then(|a| a.elem_bytes)

@@ -756,14 +756,7 @@ impl<'a> Sim<'a> {
         let mut out = vec![(u32::MAX, 0i64); n];
         match self.f.expr(e).kind.clone() {
             ExprKind::Index { .. } => {
-                // Walk the chain of subscripts to the root.
-                let mut chain = Vec::new();
-                let mut root = e;
-                while let ExprKind::Index { base, index } = &self.f.expr(root).kind {
-                    chain.push(*index);
-                    root = *base;
-                }
-                chain.reverse();
+                let (root, chain) = self.f.index_chain(e);
                 let dims: Vec<Option<u64>> = acc.map(|a| a.dims.clone()).unwrap_or_default();
                 let elem = acc
                     .and_then(|a| a.elem_bytes)

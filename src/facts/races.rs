@@ -687,13 +687,7 @@ impl<'a> Cx<'a> {
                 Some((base, add(off, step, k)))
             }
             ExprKind::Unary(UnOp::AddrOf, x) => {
-                let mut idx = Vec::new();
-                let mut r = *x;
-                while let ExprKind::Index { base, index } = &f.expr(r).kind {
-                    idx.push(*index);
-                    r = *base;
-                }
-                idx.reverse();
+                let (r, idx) = f.index_chain(*x);
                 let ExprKind::Var(w) = f.expr(r).kind else {
                     return None;
                 };

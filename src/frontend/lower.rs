@@ -1774,17 +1774,6 @@ impl<'a> Lower<'a> {
         }
     }
 
-    /// The root array/pointer of an index chain and every index, outermost first.
-    fn index_chain(&self, mut e: ExprId) -> (ExprId, Vec<ExprId>) {
-        let mut idx = Vec::new();
-        while let ExprKind::Index { base, index } = &self.f.expr(e).kind {
-            idx.push(*index);
-            e = *base;
-        }
-        idx.reverse();
-        (e, idx)
-    }
-
     fn root_var(&self, mut e: ExprId) -> (Option<VarId>, String) {
         loop {
             match &self.f.expr(e).kind {
@@ -1841,7 +1830,7 @@ impl<'a> Lower<'a> {
         if let Some(Type::Array(..)) = self.type_of(id) {
             return;
         }
-        let (root, indices) = self.index_chain(id);
+        let (root, indices) = self.f.index_chain(id);
         let root_ty = self.type_of(root);
         let Some(space) = self.space_of_root(root) else {
             return;

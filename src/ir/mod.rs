@@ -568,6 +568,18 @@ pub struct Function {
 }
 
 impl Function {
+    /// The root array/pointer of a subscript chain (`a[i][j]` → `a`) and
+    /// every subscript, outermost first.
+    pub fn index_chain(&self, mut e: ExprId) -> (ExprId, Vec<ExprId>) {
+        let mut idx = Vec::new();
+        while let ExprKind::Index { base, index } = &self.expr(e).kind {
+            idx.push(*index);
+            e = *base;
+        }
+        idx.reverse();
+        (e, idx)
+    }
+
     /// Number of parse errors among [`Function::syntax_errors`].
     pub fn parse_error_count(&self) -> usize {
         self.syntax_errors
