@@ -292,7 +292,7 @@ fn unprovable_races_are_not_errors_and_say_what_is_assumed() {
         f["message"]
             .as_str()
             .unwrap()
-            .contains("race-free only if the indices loaded from memory differ"),
+            .contains("race-free only if those values keep different threads' locations apart"),
         "{f}"
     );
     // A collision that depends on parameters: a warning naming them.
@@ -319,4 +319,67 @@ fn blocks_with_a_constant_stride_stay_in_their_window_when_the_block_size_is_unk
     assert!(none_in(&set, "strided_blocks"), "{set:?}");
     assert!(none_in(&set, "strided_quads"), "{set:?}");
     assert!(has(&set, "next_element", "global-race", "error"), "{set:?}");
+}
+
+#[test]
+fn same_constant_stores_are_benign_and_other_values_still_race() {
+    let (set, _) = findings();
+    // `*over = true` by every thread that finds work; a shared flag reset
+    // to one constant by every thread before a barrier.
+    assert!(none_in(&set, "flag_store"), "{set:?}");
+    assert!(none_in(&set, "shared_flag"), "{set:?}");
+    // Two values, or a read of the flag in the same interval: races.
+    assert!(
+        has(&set, "flag_two_values", "shared-race", "error"),
+        "{set:?}"
+    );
+    assert!(
+        has(&set, "flag_read_same_phase", "shared-race", "error"),
+        "{set:?}"
+    );
+}
+
+#[test]
+fn shared_scalars_set_once_carry_their_value() {
+    let (set, all) = findings();
+    // `startB = startA + lenA` set by thread 0: the ranges are disjoint.
+    assert!(none_in(&set, "ranges_set_once"), "{set:?}");
+    // One element of overlap: still a race, naming what it depends on.
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "ranges_overlap" && f["rule"] == "shared-race")
+        .unwrap_or_else(|| panic!("{set:?}"));
+    assert_ne!(f["severity"], "note", "{f}");
+}
+
+#[test]
+fn possible_race_notes_name_the_data_they_assume() {
+    let (set, all) = findings();
+    let msg = |func: &str| {
+        all.iter()
+            .find(|f| f["function"] == func)
+            .unwrap_or_else(|| panic!("{func}: {set:?}"))
+            .clone()
+    };
+    // Equality with a uniform key: unique keys.
+    let f = msg("find_key");
+    assert_eq!(f["severity"], "note", "{f}");
+    let m = f["message"].as_str().unwrap();
+    assert!(m.contains("unique keys") && m.contains("`keys"), "{f}");
+    // An interval search between consecutive elements: sorted keys.
+    let f = msg("find_slot");
+    assert_eq!(f["severity"], "note", "{f}");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("only if `keys` is sorted"),
+        "{f}"
+    );
+    // A scatter through loaded offsets names where they come from, and a
+    // possible race's witness names threads only (no solver-picked values).
+    let f = msg("scatter_offsets");
+    let m = f["message"].as_str().unwrap();
+    assert!(m.contains("(`offsets[t]`)"), "{f}");
+    assert!(!m.contains("(with "), "{f}");
 }

@@ -251,18 +251,36 @@ fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
             Some(Severity::Warning),
         )
     } else {
-        let unknown = r.unknown.clone().unwrap_or_default();
-        let assumed = if unknown.contains("not affine") {
-            "the code is race-free only if the indices loaded from memory differ between \
-             threads (a permutation, prefix-sum offsets), which cudalog does not check"
-        } else {
-            "the code is race-free only if the data condition holds for at most one of the \
-             threads that can reach the same location, which cudalog does not check"
+        // A possible race: the values of symbols in the witness are the
+        // solver's arbitrary picks, so only the threads are named.
+        let threads = r
+            .witness
+            .as_ref()
+            .map(|w| {
+                witness_text(&Witness {
+                    values: Vec::new(),
+                    ..w.clone()
+                })
+            })
+            .unwrap_or_default();
+        let assumed = match &r.assumption {
+            Some(a) => a.clone(),
+            None => {
+                let unknown = r.unknown.clone().unwrap_or_default();
+                let generic = if unknown.contains("not affine") {
+                    "the code is race-free only if the indices loaded from memory differ between \
+                     threads (a permutation, prefix-sum offsets), which cudalog does not check"
+                } else {
+                    "the code is race-free only if the data condition holds for at most one of the \
+                     threads that can reach the same location, which cudalog does not check"
+                };
+                format!("{unknown}; {generic}")
+            }
         };
         (
             format!(
                 "possible {kind} race on `{}`: the {} of `{}` and {second} can run in the same \
-                 barrier interval ({witness}); {unknown}; {assumed}",
+                 barrier interval ({threads}); {assumed}",
                 r.array,
                 rw(r.first.is_write),
                 r.first.text,

@@ -85,6 +85,9 @@ pub struct Race {
     /// whose values decide whether the addresses collide: the witness holds
     /// only for the values it names.
     pub depends_on: Vec<String>,
+    /// For a possible race: what must hold of the data for the code to be
+    /// race-free, in words, naming the loaded values or the data guard.
+    pub assumption: Option<String>,
 }
 
 /// The races of one function.
@@ -216,6 +219,10 @@ struct Cx<'a> {
     loops: HashMap<u32, LoopInfo>,
     /// Linear lane conditions every caller calls under (`c·tid + k op 0`).
     entry: Vec<([i64; 3], i64, BinOp)>,
+    /// `__shared__` scalars set by exactly one plain assignment, outside
+    /// every loop (`if (threadIdx.x == 0) len = end - start;`): the
+    /// assigning statement and the value, by variable.
+    shared_once: HashMap<u32, (StmtId, ExprId)>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -301,12 +308,54 @@ impl<'a> Cx<'a> {
             places: HashMap::new(),
             loops: HashMap::new(),
             entry: Vec::new(),
+            shared_once: HashMap::new(),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
             cx.walk(b, &mut place, 0);
         }
+        cx.shared_once = cx.shared_scalars_set_once();
         cx
+    }
+
+    /// See [`Cx::shared_once`].
+    fn shared_scalars_set_once(&self) -> HashMap<u32, (StmtId, ExprId)> {
+        let f = self.f;
+        let scalar = |v: VarId| {
+            let var = f.var(v);
+            var.space == Some(MemSpace::Shared)
+                && var.param_position.is_none()
+                && !matches!(var.ty, Type::Array(..) | Type::Pointer(_))
+        };
+        let mut out = HashMap::new();
+        for (si, st) in f.stmts.iter().enumerate() {
+            let StmtKind::Expr(e) = &st.kind else {
+                continue;
+            };
+            let ExprKind::Assign { op: None, lhs, rhs } = &f.expr(*e).kind else {
+                continue;
+            };
+            let ExprKind::Var(v) = f.expr(*lhs).kind else {
+                continue;
+            };
+            if !scalar(v) || self.init.get(v.0 as usize).copied().flatten().is_some() {
+                continue;
+            }
+            // Declarations count one definition each; the assignment the other.
+            let decls = f
+                .stmts
+                .iter()
+                .filter(|s| matches!(&s.kind, StmtKind::Decl { var, .. } if *var == v))
+                .count() as u32;
+            let in_loop = self
+                .places
+                .get(&(si as u32))
+                .is_none_or(|p| !p.loops.is_empty());
+            if self.defs.get(v.0 as usize).copied() == Some(decls + 1) && !in_loop {
+                out.insert(v.0, (StmtId(si as u32), *rhs));
+            }
+        }
+        out
     }
 
     fn walk(&mut self, s: StmtId, place: &mut Place, depth: u32) {
@@ -871,6 +920,17 @@ impl<'a> Cx<'a> {
                 {
                     return self.counter(loops[pos], &loops[..pos], depth + 1);
                 }
+                // A `__shared__` scalar read after its one assignment holds
+                // that value, when it is the same for every thread.
+                if let Some(&(s, rhs)) = self.shared_once.get(&v.0) {
+                    let (ss, se) = (f.stmt(s).span, f.expr(e).span);
+                    if (ss.end_line, ss.end_col) <= (se.line, se.col)
+                        && let Some(l) = self.lin(rhs, &[], depth + 1)
+                        && l.invariant()
+                    {
+                        return Some(l);
+                    }
+                }
                 let var = f.var(*v);
                 if var.param_position.is_some() && self.defs[v.0 as usize] == 0 {
                     // A device function's parameter can carry a per-thread value.
@@ -984,6 +1044,8 @@ struct Acc {
     /// (`p = base + off`, `p += off`): the byte offset of `p` from the base,
     /// evaluated where `p` was set (`None` inside: not linear).
     base_off: Option<Option<Lin>>,
+    /// The accessed expression (the left side of a store).
+    expr: Option<ExprId>,
 }
 
 /// Expressions of a statement (not of nested statements).
@@ -1042,6 +1104,7 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
                         field: 0,
                         dims: Vec::new(),
                         base_off: None,
+                        expr: Some(e),
                     });
                 }
                 ExprKind::Assign { op, lhs, rhs } => {
@@ -1115,6 +1178,7 @@ pub fn races(
             field: a.field_offset.unwrap_or(0),
             dims: a.dims.clone(),
             base_off: None,
+            expr: Some(a.expr),
         });
     }
     accs.extend(shared_scalars(f));
@@ -1189,6 +1253,7 @@ pub fn races(
     let started = Instant::now();
     let mut pairs = 0usize;
     let mut reported: HashSet<(&str, u32, u32)> = HashSet::new();
+    let stores = plain_stores(f);
     'outer: for idx in by_key.values() {
         if !idx
             .iter()
@@ -1220,6 +1285,19 @@ pub fn races(
                 }
                 let lines = (a.key.as_str(), a.side.span.line, b.side.span.line);
                 if reported.contains(&lines) {
+                    continue;
+                }
+                // Every writer stores the same constant (`*over = true;`,
+                // `flag[0] = 1;`): a benign write-write race, the intended
+                // idiom (GPUVerify's benign same-value writes). A read of the
+                // location in the same interval pairs with each write and is
+                // still reported.
+                if a.side.is_write
+                    && b.side.is_write
+                    && !a.atomic
+                    && !b.atomic
+                    && same_constant_store(f, &stores, a, b)
+                {
                     continue;
                 }
                 let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
@@ -1667,6 +1745,54 @@ fn warp_uniform_value(cx: &Cx<'_>, e: ExprId, depth: u32) -> bool {
     }
 }
 
+/// The constant a plain store `acc = value` writes, when `value` is a
+/// compile-time constant (integer, `true`/`false`, a floating literal),
+/// as a comparable key (`true` and `1` are the same stored value).
+fn stored_constant(f: &Function, stores: &HashMap<u32, ExprId>, acc: &Acc) -> Option<(u8, i64)> {
+    let rhs = *stores.get(&acc.expr?.0)?;
+    constant_key(f, rhs, 0)
+}
+
+/// The right side of every plain assignment, by its left side.
+fn plain_stores(f: &Function) -> HashMap<u32, ExprId> {
+    f.exprs
+        .iter()
+        .filter_map(|e| match &e.kind {
+            ExprKind::Assign { op: None, lhs, rhs } => Some((lhs.0, *rhs)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn constant_key(f: &Function, e: ExprId, depth: u32) -> Option<(u8, i64)> {
+    if depth > 8 {
+        return None;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Bool(b) => Some((0, i64::from(*b))),
+        ExprKind::Float(t) => {
+            let t = t.trim_end_matches(['f', 'F', 'l', 'L']);
+            let v: f64 = t.parse().ok()?;
+            // An integral float equals the integer of the same value.
+            if v.fract() == 0.0 && v.abs() < 1e15 {
+                Some((0, v as i64))
+            } else {
+                Some((1, v.to_bits() as i64))
+            }
+        }
+        ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => constant_key(f, *a, depth + 1),
+        _ => super::barriers::const_value(f, e).map(|v| (0, v)),
+    }
+}
+
+/// Whether both stores write the same compile-time constant.
+fn same_constant_store(f: &Function, stores: &HashMap<u32, ExprId>, a: &Acc, b: &Acc) -> bool {
+    match (stored_constant(f, stores, a), stored_constant(f, stores, b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
 /// Whether an index of `a` depends on `blockIdx`.
 fn uses_block(cx: &Cx<'_>, a: &Acc) -> bool {
     a.indices.iter().any(|e| cx.mentions_block(*e, 0))
@@ -1735,7 +1861,13 @@ struct Inst {
     /// Guards left out of the program: bit 0 thread-index arithmetic that
     /// is not linear, bit 1 data loaded from memory.
     dropped: u8,
+    /// The guards on data loaded from memory that were left out: the
+    /// condition, the value it has where the access runs, its loops.
+    data_guards: Vec<DataGuard>,
 }
+
+/// A guard on data loaded from memory: condition, value, enclosing loops.
+type DataGuard = (ExprId, bool, Vec<u32>);
 
 #[allow(clippy::too_many_arguments)]
 fn check_pair(
@@ -1911,13 +2043,21 @@ fn check_pair(
                     (d, group, same_tile),
                     dir,
                 );
-                if let Some((w, data_guard)) = w {
+                if let Some((w, guards)) = w {
+                    let data_guard = !guards.is_empty();
                     let unknown = unknown.clone().or_else(|| {
                         data_guard.then(|| {
                             "a condition guarding them depends on data loaded from memory"
                                 .to_string()
                         })
                     });
+                    let assumption = if !known {
+                        Some(loaded_index_assumption(cx, a, b, &ia, &ib))
+                    } else if data_guard {
+                        Some(data_guard_assumption(cx, &guards))
+                    } else {
+                        None
+                    };
                     let depends_on = if between_blocks {
                         Vec::new()
                     } else {
@@ -1935,12 +2075,221 @@ fn check_pair(
                         proven: known && !data_guard,
                         witness: Some(w),
                         unknown,
+                        assumption,
                     });
                 }
             }
         }
     }
     None
+}
+
+/// Source text for a message, shortened to `max` characters.
+fn short_text(f: &Function, e: ExprId, max: usize) -> String {
+    let t = f.expr_text(e);
+    if t.chars().count() <= max {
+        t
+    } else {
+        let mut s: String = t.chars().take(max).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// The loads an expression's value comes from (following locals set
+/// once): array elements, dereferences and calls on data loaded from
+/// memory, outermost only.
+fn loaded_sources(cx: &Cx<'_>, e: ExprId, out: &mut Vec<ExprId>, depth: u32) {
+    if depth > 12 || out.len() >= 3 {
+        return;
+    }
+    let f = cx.f;
+    let from_memory =
+        cx.u.expr_from_memory
+            .get(e.0 as usize)
+            .copied()
+            .unwrap_or(false);
+    match &f.expr(e).kind {
+        ExprKind::Index { .. } | ExprKind::Unary(UnOp::Deref, _) | ExprKind::Call { .. }
+            if from_memory =>
+        {
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        ExprKind::Var(v) => {
+            if let (Some(i), Some(1)) = (
+                cx.init.get(v.0 as usize).copied().flatten(),
+                cx.defs.get(v.0 as usize),
+            ) {
+                loaded_sources(cx, i, out, depth + 1);
+            } else if let Some(&(_, rhs)) = cx.shared_once.get(&v.0) {
+                loaded_sources(cx, rhs, out, depth + 1);
+            }
+        }
+        _ => {
+            for c in f.child_exprs(e) {
+                loaded_sources(cx, c, out, depth + 1);
+            }
+        }
+    }
+}
+
+/// What must hold for a pair with an index loaded from memory to be
+/// race-free, naming where the index comes from.
+fn loaded_index_assumption(
+    cx: &Cx<'_>,
+    a: &Acc,
+    b: &Acc,
+    ia: &[Option<Lin>],
+    ib: &[Option<Lin>],
+) -> String {
+    let f = cx.f;
+    let mut srcs = Vec::new();
+    for (acc, l) in [(a, ia), (b, ib)] {
+        for (e, l) in acc.indices.iter().zip(l) {
+            if l.is_none() {
+                loaded_sources(cx, *e, &mut srcs, 0);
+            }
+        }
+    }
+    let names: Vec<String> = srcs
+        .iter()
+        .map(|e| format!("`{}`", short_text(f, *e, 60)))
+        .collect();
+    let from = if names.is_empty() {
+        "values loaded from memory".to_string()
+    } else {
+        format!("values loaded from memory ({})", names.join(", "))
+    };
+    if a.side.stmt == b.side.stmt {
+        format!(
+            "the index comes from {from}; the code is race-free only if those values differ \
+             between threads (distinct keys, a permutation, exclusive-prefix-sum offsets); \
+             cudalog does not check this"
+        )
+    } else {
+        format!(
+            "the indices come from {from}; the code is race-free only if those values keep \
+             different threads' locations apart (`{}` of one thread never the element `{}` of \
+             another), as distinct ranks or exclusive-prefix-sum offsets of per-thread counts \
+             do; cudalog does not check this",
+            a.side.text, b.side.text
+        )
+    }
+}
+
+/// The array and linear index of a load `base[index]` (through casts and
+/// members of the element: `node.keys[i]`).
+fn load_parts(cx: &Cx<'_>, e: ExprId, loops: &[u32]) -> Option<(String, Lin)> {
+    let f = cx.f;
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, a) => load_parts(cx, *a, loops),
+        ExprKind::Index { base, index } => {
+            let l = cx.lin(*index, loops, 0)?;
+            Some((f.expr_text(*base), l))
+        }
+        _ => None,
+    }
+}
+
+/// What must hold for a pair under guards on loaded data to be race-free:
+/// a key found by equality must be unique, an interval search between
+/// consecutive elements needs them sorted, any other data condition must
+/// hold for one thread.
+fn data_guard_assumption(cx: &Cx<'_>, guards: &[DataGuard]) -> String {
+    let f = cx.f;
+    // (array, index, op with the load on the left, uniform side, guard).
+    let mut tests: Vec<(String, Lin, BinOp, ExprId, ExprId)> = Vec::new();
+    for (g, val, loops) in guards {
+        let ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            x,
+            y,
+        ) = &f.expr(*g).kind
+        else {
+            continue;
+        };
+        let op = if *val {
+            *op
+        } else {
+            match op {
+                BinOp::Lt => BinOp::Ge,
+                BinOp::Le => BinOp::Gt,
+                BinOp::Gt => BinOp::Le,
+                BinOp::Ge => BinOp::Lt,
+                BinOp::Eq => BinOp::Ne,
+                _ => BinOp::Eq,
+            }
+        };
+        let uniform = |e: ExprId| cx.u.is_uniform(e.0);
+        let (load, other, op) = if uniform(*y) && !uniform(*x) {
+            (*x, *y, op)
+        } else if uniform(*x) && !uniform(*y) {
+            let flipped = match op {
+                BinOp::Lt => BinOp::Gt,
+                BinOp::Le => BinOp::Ge,
+                BinOp::Gt => BinOp::Lt,
+                BinOp::Ge => BinOp::Le,
+                o => o,
+            };
+            (*y, *x, flipped)
+        } else {
+            continue;
+        };
+        let Some((arr, idx)) = load_parts(cx, load, loops) else {
+            continue;
+        };
+        // The index must differ between threads.
+        if idx.invariant() {
+            continue;
+        }
+        tests.push((arr, idx, op, other, *g));
+    }
+    // An interval search: `arr[i] <= k` (or `<`) and `arr[i + 1] > k` (or `>=`).
+    for (arr, lo_idx, op_lo, k, g_lo) in &tests {
+        if !matches!(op_lo, BinOp::Le | BinOp::Lt) {
+            continue;
+        }
+        for (arr2, hi_idx, op_hi, k2, g_hi) in &tests {
+            let next = lo_idx.clone().add(&Lin::constant(1), 1);
+            if arr2 == arr
+                && matches!(op_hi, BinOp::Gt | BinOp::Ge)
+                && f.expr_text(*k) == f.expr_text(*k2)
+                && next.as_ref() == Some(hi_idx)
+            {
+                return format!(
+                    "the guards `{}` and `{}` bracket `{}` between consecutive elements of `{}`: \
+                     the code is race-free only if `{}` is sorted, so that one thread's pair \
+                     brackets it, which cudalog does not check",
+                    short_text(f, *g_lo, 60),
+                    short_text(f, *g_hi, 60),
+                    short_text(f, *k, 40),
+                    arr,
+                    arr
+                );
+            }
+        }
+    }
+    if let Some((arr, _, _, k, g)) = tests.iter().find(|t| t.2 == BinOp::Eq) {
+        return format!(
+            "the guard `{}` compares each thread's element of `{arr}` with `{}`: the code is \
+             race-free only if the elements of `{arr}` the threads read are distinct (unique \
+             keys), so that one thread matches, which cudalog does not check",
+            short_text(f, *g, 60),
+            short_text(f, *k, 40)
+        );
+    }
+    let texts: Vec<String> = guards
+        .iter()
+        .map(|(g, _, _)| format!("`{}`", short_text(f, *g, 60)))
+        .collect();
+    format!(
+        "a condition guarding them depends on data loaded from memory ({}); the code is \
+         race-free only if it holds for at most one of the threads that can reach the same \
+         location, which cudalog does not check",
+        texts.join(", ")
+    )
 }
 
 /// The thread-invariant symbols (not `blockDim`/`gridDim`) left in the
@@ -1982,7 +2331,7 @@ fn solve(
     between_blocks: bool,
     (d, group, same_tile): (usize, i64, Option<i64>),
     dir: i64,
-) -> Option<(Witness, bool)> {
+) -> Option<(Witness, Vec<DataGuard>)> {
     const BIG: f64 = 1_000_000.0;
     let mut vars = ProblemVariables::new();
     let mut tid = Vec::new();
@@ -2012,6 +2361,7 @@ fn solve(
         tid: [tid[0], tid[1]],
         bid: [bid[0], bid[1]],
         dropped: 0,
+        data_guards: Vec::new(),
     };
     let mut cons: Vec<good_lp::Constraint> = Vec::new();
     // Same block unless asked otherwise.
@@ -2211,12 +2561,12 @@ fn solve(
             cons.push(constraint::leq(e, c as f64 - 1.0));
         }
     }
-    let data_guard = inst.dropped & 2 != 0;
     let Inst {
         vars,
         named,
         tid,
         bid,
+        data_guards,
         ..
     } = inst;
     let mut model = vars
@@ -2247,7 +2597,7 @@ fn solve(
             blocks,
             values,
         },
-        data_guard,
+        data_guards,
     ))
 }
 
@@ -2404,7 +2754,7 @@ fn guard_constraints(
     depth: u32,
 ) {
     if depth > 16 {
-        note_drop(cx, inst, g);
+        note_drop(cx, inst, g, val, loops);
         return;
     }
     let f = cx.f;
@@ -2426,7 +2776,7 @@ fn guard_constraints(
             b,
         ) => {
             let (Some(la), Some(lb)) = (cx.lin(*a, loops, 0), cx.lin(*b, loops, 0)) else {
-                note_drop(cx, inst, g);
+                note_drop(cx, inst, g, val, loops);
                 return;
             };
             // Normalise to la OP lb under `val`.
@@ -2450,18 +2800,18 @@ fn guard_constraints(
                 BinOp::Gt => cons.push(constraint::geq(ea, eb + 1.0)),
                 BinOp::Ge => cons.push(constraint::geq(ea, eb)),
                 BinOp::Eq => cons.push(constraint::eq(ea, eb)),
-                _ => note_drop(cx, inst, g),
+                _ => note_drop(cx, inst, g, val, loops),
             }
         }
         ExprKind::Cast(_, a) => {
             guard_constraints(cx, inst, *a, val, k, loops, cons, to_expr, depth + 1)
         }
-        _ => note_drop(cx, inst, g),
+        _ => note_drop(cx, inst, g, val, loops),
     }
 }
 
 /// Record that guard `g` could not be modelled.
-fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId) {
+fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId, val: bool, loops: &[u32]) {
     if cx.u.is_uniform(g.0) {
         return;
     }
@@ -2473,6 +2823,13 @@ fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId) {
         .unwrap_or(false)
     {
         inst.dropped |= 2;
+        if !inst
+            .data_guards
+            .iter()
+            .any(|(x, v, _)| *x == g && *v == val)
+        {
+            inst.data_guards.push((g, val, loops.to_vec()));
+        }
     } else {
         inst.dropped |= 1;
     }
