@@ -383,3 +383,18 @@ fn possible_race_notes_name_the_data_they_assume() {
     assert!(m.contains("(`offsets[t]`)"), "{f}");
     assert!(!m.contains("(with "), "{f}");
 }
+
+#[test]
+fn an_exit_before_a_call_with_a_barrier_says_when_no_thread_leaves() {
+    let (set, all) = findings();
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "exit_before_tiles" && f["rule"] == "barrier-divergence")
+        .unwrap_or_else(|| panic!("{set:?}"));
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("must not read what the exited threads would have written")
+            && m.contains("no thread takes this exit if `i` stays below `n` in every launch"),
+        "{f}"
+    );
+}

@@ -670,10 +670,13 @@ fn call_barrier_finding(
     let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
     let callee = &call.callee;
     let message = if v.via_exit {
+        // (issue 8, races helper) say when no thread can take the exit.
+        let bound = sync::exit_bound_clause(f, &a.uniformity, v.cond).unwrap_or_default();
         format!(
             "the call to `{callee}`, which contains a block-wide barrier, is skipped by threads \
              that leave early: the exit at line {cline_ref} is taken when `{cond_text}`, which \
-             depends on {dims}"
+             depends on {dims}; the callee's code after the barrier must not read what the \
+             exited threads would have written{bound}"
         )
     } else {
         format!(

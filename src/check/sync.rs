@@ -24,6 +24,35 @@ pub fn exit_is_return(f: &Function, cond: crate::ir::ExprId) -> bool {
     })
 }
 
+/// For an early `return` taken when a thread-dependent index reaches a
+/// uniform bound (`if (index >= n) return;`): the clause saying when no
+/// thread takes it, so that skipping a barrier after it cannot happen.
+pub fn exit_bound_clause(
+    f: &Function,
+    u: &crate::facts::uniformity::Uniformity,
+    cond: crate::ir::ExprId,
+) -> Option<String> {
+    use crate::ir::{BinOp, ExprKind};
+    if !exit_is_return(f, cond) {
+        return None;
+    }
+    let (x, n, below) = match &f.expr(cond).kind {
+        ExprKind::Binary(BinOp::Ge, x, n) | ExprKind::Binary(BinOp::Le, n, x) => (*x, *n, true),
+        ExprKind::Binary(BinOp::Gt, x, n) | ExprKind::Binary(BinOp::Lt, n, x) => (*x, *n, false),
+        _ => return None,
+    };
+    if u.is_uniform(x.0) || !u.is_uniform(n.0) {
+        return None;
+    }
+    let (xt, nt) = (f.expr_text(x), f.expr_text(n));
+    let stays = if below { "below" } else { "at most" };
+    Some(format!(
+        "; no thread takes this exit if `{xt}` stays {stays} `{nt}` in every launch (for a \
+         global index: grid × block ≤ `{nt}`, e.g. `{nt}` a multiple of the block size), \
+         which cudalog cannot prove from the launch sites"
+    ))
+}
+
 fn thread_text(t: [i64; 3]) -> String {
     if t[1] == 0 && t[2] == 0 {
         format!("{}", t[0])
