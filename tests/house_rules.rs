@@ -425,3 +425,22 @@ fn atomic_cas_retry_loop_is_not_an_atomic_in_a_loop() {
     assert_eq!(atomics.len(), 1, "{got:?}");
     assert_eq!(atomics[0].1, 15, "{got:?}");
 }
+
+/// Audit H5 (session 5): only atomics whose repeated updates combine into
+/// one (add, sub, and, or, xor, min, max) are worth accumulating in a
+/// register; exchange, compare-and-swap and the wrapping increment and
+/// decrement are not reported.
+#[test]
+fn only_accumulable_atomics_are_reported_in_loops() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/findings/cheap/atomics.cu");
+    std::fs::copy(src, tmp.path().join("atomics.cu")).unwrap();
+    let (got, _) = check_json(tmp.path(), true);
+    let lines: BTreeSet<u32> = got
+        .iter()
+        .filter(|r| r.3 == "global_atomic_in_loop")
+        .map(|r| r.1)
+        .collect();
+    assert_eq!(lines, BTreeSet::from([12, 13, 14]), "{got:?}");
+}

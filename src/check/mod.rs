@@ -215,6 +215,33 @@ fn divergence_message(
     }
 }
 
+/// What a divergent branch's message adds about its cost (issue 8 audit,
+/// class 6): the estimated work of a straight-line divergent part, and
+/// whether the condition follows the data.
+fn work_clause(b: &crate::facts::divergence::BranchFact, tail: bool) -> String {
+    let w = b.work;
+    if tail || w.unbounded {
+        return String::new();
+    }
+    let mut parts = vec![format!("about {} operations", w.ops)];
+    if w.memory > 0 {
+        parts.push(format!("{} memory accesses", w.memory));
+    }
+    if w.calls > 0 {
+        parts.push(format!("{} calls whose bodies are not counted", w.calls));
+    }
+    let data = if b.data_dependent {
+        "; the condition depends on values loaded per thread, so how many warps split \
+         follows the data"
+    } else {
+        ""
+    };
+    format!(
+        " (divergent part: straight-line code, {}){data}",
+        parts.join(", ")
+    )
+}
+
 /// The findings of one kernel or device function `f` with its analysis
 /// `a`. Lines are relative to the function: line 1 is its first line (the
 /// caller adds the function's 0-based start line); `file` and
@@ -379,17 +406,37 @@ pub fn function_findings(
         if matches!(b.shape, Shape::Select | Shape::GroupLeader) {
             continue;
         }
+        // (issue 8 audit, class 6) Under a data-dependent condition (or in
+        // an expression), a divergent part of a few operations is
+        // predicated or costs the idle lanes a few instructions, and the
+        // split follows the input: below `[cost] divergent_min_ops`, not
+        // reported. A condition on thread indices alone is the work's
+        // layout, which the programmer chose and can change (`tid % (2 * s)
+        // == 0` keeps every warp busy for a few lanes): still reported.
+        let w = b.work;
+        let bounded = tail.is_none() && !w.unbounded;
+        if bounded
+            && (b.data_dependent || b.in_expression)
+            && w.calls == 0
+            && w.ops < a.cost.divergent_min_ops
+        {
+            continue;
+        }
         // A divergent `?:`/`&&`/`||` is a select or a short predicated
         // sequence: cheap, so a note whatever its operands read. So are
-        // two calls of one function (often merged) and threshold guards
-        // splitting one warp per block (audit D5).
-        let severity =
-            if tail.is_none() && !b.in_expression && (memory || looping) && b.shape == Shape::Plain
-            {
-                Severity::Warning
-            } else {
-                Severity::Note
-            };
+        // two calls of one function (often merged), threshold guards
+        // splitting one warp per block (audit D5), and straight-line parts
+        // under a data-dependent condition (the split follows the input).
+        let severity = if tail.is_none()
+            && !b.in_expression
+            && (memory || looping)
+            && b.shape == Shape::Plain
+            && !(bounded && b.data_dependent)
+        {
+            Severity::Warning
+        } else {
+            Severity::Note
+        };
         let cond_text = f.expr_text(b.cond);
         let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
         let region = match (memory, looping) {
@@ -408,13 +455,23 @@ pub fn function_findings(
             end_col: col + 1,
             function: name.clone(),
             function_key: key.clone(),
-            message: divergence_message(f, b, &cond_text, &dims, region, tail),
+            message: format!(
+                "{}{}",
+                divergence_message(f, b, &cond_text, &dims, region, tail),
+                work_clause(b, tail.is_some())
+            ),
             facts: serde_json::json!({
                 "condition": cond_text,
                 "depends_on": dims,
                 "memory": memory,
                 "loop": looping,
                 "stride_tail": tail.is_some(),
+                "work": if bounded {
+                    serde_json::json!({"ops": w.ops, "memory": w.memory, "calls": w.calls})
+                } else {
+                    serde_json::json!("unbounded")
+                },
+                "data_dependent": b.data_dependent,
                 "shape": match &b.shape {
                     Shape::Plain => serde_json::json!("plain"),
                     Shape::Select => serde_json::json!("select"),

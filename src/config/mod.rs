@@ -243,6 +243,15 @@ pub struct CostConfig {
     /// Width of one bank in bytes.
     #[serde(default = "d4")]
     pub bank_bytes: u32,
+    /// (issue 8) Divergent branches on data-dependent conditions whose
+    /// divergent part is estimated at fewer operations than this are not
+    /// reported (0 reports every one).
+    #[serde(default = "default_divergent_min_ops")]
+    pub divergent_min_ops: u32,
+}
+
+fn default_divergent_min_ops() -> u32 {
+    crate::facts::cost::DEFAULT_DIVERGENT_MIN_OPS
 }
 
 fn d32() -> u32 {
@@ -263,6 +272,7 @@ impl Default for CostConfig {
             line_bytes: 128,
             banks: 32,
             bank_bytes: 4,
+            divergent_min_ops: default_divergent_min_ops(),
         }
     }
 }

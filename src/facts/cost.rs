@@ -19,7 +19,19 @@ pub struct CostModel {
     pub banks: u32,
     /// Width of one bank in bytes.
     pub bank_bytes: u32,
+    /// (issue 8) Divergent parts of fewer operations than this (see
+    /// [`super::divergence::Work`]) under a data-dependent condition (or
+    /// in a `?:`/`&&`/`||`) are not reported: the CUDA C++
+    /// Programming Guide's "Branch Predication" lets the compiler predicate
+    /// instead of branch when a condition controls at most 7 instructions
+    /// (likely divergent), so no divergent path exists, and a few
+    /// instructions with idle lanes are not worth a reader's time.
+    pub divergent_min_ops: u32,
 }
+
+/// Default of `[cost] divergent_min_ops`: the predication threshold (7
+/// instructions) plus one.
+pub const DEFAULT_DIVERGENT_MIN_OPS: u32 = 8;
 
 impl Default for CostModel {
     fn default() -> Self {
@@ -29,6 +41,7 @@ impl Default for CostModel {
             line_bytes: 128,
             banks: 32,
             bank_bytes: 4,
+            divergent_min_ops: DEFAULT_DIVERGENT_MIN_OPS,
         }
     }
 }
@@ -156,6 +169,7 @@ impl From<&crate::config::CostConfig> for CostModel {
             line_bytes: c.line_bytes,
             banks: c.banks,
             bank_bytes: c.bank_bytes,
+            divergent_min_ops: c.divergent_min_ops,
         }
     }
 }

@@ -54,6 +54,37 @@ pub struct BranchFact {
     /// For a [`BranchKind::Divergent`] branch: what its divergence costs
     /// (audit classes D4 and D5).
     pub shape: Shape,
+    /// For a [`BranchKind::Divergent`] branch: an estimate of the work in
+    /// its divergent part, which the idle lanes of a split warp wait for.
+    pub work: Work,
+    /// The condition depends on values loaded per thread (not only on
+    /// thread indices): how often warps split follows the data.
+    pub data_dependent: bool,
+}
+
+/// An estimate of the work in a divergent part (issue 8 audit, class 6):
+/// what the idle lanes of a split warp wait for, in operations that each
+/// compile to about one instruction. Arithmetic, comparisons, moves,
+/// memory accesses (loads the condition already made are reused, not
+/// counted again; a store is one), calls (the call, not its body) and
+/// jumps count one each; names, constants and casts nothing. For an
+/// `if`/`else` both sides count (a split warp runs one after the other).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Work {
+    /// Operations.
+    pub ops: u32,
+    /// Memory accesses among them.
+    pub memory: u32,
+    /// Calls of functions whose bodies are not seen here (not math
+    /// functions, intrinsics, atomics or cooperative-group queries, which
+    /// count one operation): each counts one operation, but what it runs
+    /// is unknown, so a part with calls is never judged cheap.
+    pub calls: u32,
+    /// The divergent part contains a loop, a barrier, something the front
+    /// end does not model, or a jump out of it (`break`, `continue`, a
+    /// `return` with code after the branch): the lanes that leave or loop
+    /// keep the warp split for a time this estimate does not bound.
+    pub unbounded: bool,
 }
 
 /// What a divergent branch's divergence costs, beyond "can split a warp"
@@ -138,17 +169,26 @@ pub fn classify(
             };
             BranchKind::Divergent { memory, looping }
         };
-        let shape = if matches!(kind, BranchKind::Divergent { .. }) {
-            shape(f, u, cx, launch, stmt, cond, in_expression)
+        let (shape, work) = if matches!(kind, BranchKind::Divergent { .. }) {
+            (
+                shape(f, u, cx, launch, stmt, cond, in_expression),
+                divergent_work(f, stmt, cond, in_expression),
+            )
         } else {
-            Shape::Plain
+            (Shape::Plain, Work::default())
         };
+        let data_dependent = u.expr_from_memory.get(cond.0 as usize).copied() == Some(true)
+            || u.expr_dims
+                .get(cond.0 as usize)
+                .is_some_and(|d| d & (1 << 3) != 0);
         out.push(BranchFact {
             stmt,
             cond,
             in_expression,
             kind,
             shape,
+            work,
+            data_dependent,
         });
     }
     out
@@ -1199,4 +1239,471 @@ fn monotone_scope(t: &super::affine::Affine, launch: &LaunchDims) -> Option<&'st
         },
         _ => None,
     }
+}
+
+/// The [`Work`] of the divergent part of the branch at `stmt` with condition
+/// `cond`: the sides of an `if` (both), the cases of a `switch`, the arms
+/// of a `?:`/`&&`/`||`; a loop's condition makes it unbounded.
+pub fn divergent_work(f: &Function, stmt: StmtId, cond: ExprId, in_expression: bool) -> Work {
+    // Values the condition loaded (by text) are reused by the sides.
+    let mut reused = std::collections::BTreeSet::new();
+    let mut stack = vec![cond];
+    while let Some(e) = stack.pop() {
+        if is_memory(f, e) {
+            reused.insert(f.expr_text(e));
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    let mut w = WorkCx {
+        f,
+        reused,
+        work: Work::default(),
+        returns_ok: false,
+        switches: 0,
+    };
+    if in_expression {
+        for e in &f.exprs {
+            match &e.kind {
+                ExprKind::Cond(k, a, b) if *k == cond => {
+                    w.expr(*a);
+                    w.expr(*b);
+                }
+                ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, k, b) if *k == cond => w.expr(*b),
+                _ => {}
+            }
+        }
+        return w.work;
+    }
+    match &f.stmt(stmt).kind {
+        StmtKind::If { then, els, .. } => {
+            // A `return` leaves the function: cheap when nothing runs after
+            // the branch anyway (every side returns, or the branch ends the
+            // function), else the returned lanes idle through the rest.
+            w.returns_ok = (ends_in_return(f, *then) && els.is_some_and(|e| ends_in_return(f, e)))
+                || ends_function(f, stmt);
+            w.stmt(*then);
+            if let Some(e) = els {
+                w.stmt(*e);
+            }
+        }
+        StmtKind::Switch { body, .. } => {
+            w.switches = 1;
+            w.stmt(*body);
+        }
+        _ => w.work.unbounded = true,
+    }
+    w.work
+}
+
+struct WorkCx<'a> {
+    f: &'a Function,
+    reused: std::collections::BTreeSet<String>,
+    work: Work,
+    returns_ok: bool,
+    /// `switch` statements inside the part enclosing the current statement
+    /// (a `break` there stays inside).
+    switches: u32,
+}
+
+impl WorkCx<'_> {
+    fn op(&mut self) {
+        self.work.ops = self.work.ops.saturating_add(1);
+    }
+
+    fn access(&mut self) {
+        self.op();
+        self.work.memory = self.work.memory.saturating_add(1);
+    }
+
+    fn stmt(&mut self, s: StmtId) {
+        if self.work.unbounded {
+            return;
+        }
+        let f = self.f;
+        match &f.stmt(s).kind {
+            StmtKind::Block(v) => {
+                for x in v {
+                    self.stmt(*x);
+                }
+            }
+            StmtKind::Decl { init, .. } => {
+                if let Some(e) = init {
+                    self.value_into_register(*e);
+                }
+            }
+            StmtKind::Expr(e) => self.expr(*e),
+            StmtKind::If { cond, then, els } => {
+                // Its comparison sets the predicate the sides run under.
+                self.expr(*cond);
+                self.stmt(*then);
+                if let Some(e) = els {
+                    self.stmt(*e);
+                }
+            }
+            StmtKind::PreprocAlt { then, els, .. } => {
+                // One of the two runs, the same for every thread: the larger.
+                let before = self.work;
+                self.stmt(*then);
+                let a = self.work;
+                self.work = before;
+                if let Some(e) = els {
+                    self.stmt(*e);
+                }
+                if a.ops > self.work.ops {
+                    self.work = Work {
+                        unbounded: a.unbounded || self.work.unbounded,
+                        ..a
+                    };
+                }
+            }
+            StmtKind::Switch { cond, body } => {
+                self.expr(*cond);
+                self.op();
+                self.switches += 1;
+                self.stmt(*body);
+                self.switches -= 1;
+            }
+            StmtKind::Case(_) => {}
+            StmtKind::Break if self.switches > 0 => self.op(),
+            StmtKind::Return(e) if self.returns_ok => {
+                if let Some(e) = e {
+                    self.expr(*e);
+                }
+                self.op();
+            }
+            StmtKind::For { .. }
+            | StmtKind::While { .. }
+            | StmtKind::DoWhile { .. }
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Barrier(_)
+            | StmtKind::Opaque(_) => self.work.unbounded = true,
+        }
+    }
+
+    /// A value computed into a register: a plain copy of a name or constant
+    /// is one move, anything else ends in the instruction that computes it.
+    fn value_into_register(&mut self, e: ExprId) {
+        let before = self.work.ops;
+        self.expr(e);
+        if self.work.ops == before {
+            self.op();
+        }
+    }
+
+    /// The target of an assignment or `++`/`--`: a store for memory (with
+    /// a load first when `rmw` and the condition did not load it), nothing
+    /// for a register.
+    fn lvalue(&mut self, e: ExprId, rmw: bool) {
+        let f = self.f;
+        if is_memory(f, e) {
+            if rmw && !self.reused.contains(&f.expr_text(e)) {
+                self.access();
+            }
+            self.access();
+            for c in f.child_exprs(e) {
+                self.address(c);
+            }
+        } else {
+            for c in f.child_exprs(e) {
+                self.address(c);
+            }
+        }
+    }
+
+    /// The parts of an address: subscripts are values; a base that is
+    /// itself an element (`a[i].f[j]`) is address arithmetic, not a load.
+    fn address(&mut self, e: ExprId) {
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Index { base, index } => {
+                self.address(*base);
+                self.expr(*index);
+            }
+            ExprKind::Member {
+                base, arrow: false, ..
+            } => self.address(*base),
+            _ => self.expr(e),
+        }
+    }
+
+    fn expr(&mut self, e: ExprId) {
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str
+            | ExprKind::Var(_)
+            | ExprKind::Name(_)
+            | ExprKind::TemplateParam(_)
+            | ExprKind::Builtin(_)
+            | ExprKind::SizeOf(_) => {}
+            ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus | UnOp::AddrOf, a) => {
+                if matches!(f.expr(e).kind, ExprKind::Unary(UnOp::AddrOf, _)) {
+                    self.address(*a);
+                } else {
+                    self.expr(*a);
+                }
+            }
+            ExprKind::Unary(_, _) | ExprKind::Index { .. } | ExprKind::Member { .. }
+                if is_memory(f, e) =>
+            {
+                if !self.reused.contains(&f.expr_text(e)) {
+                    self.access();
+                    for c in f.child_exprs(e) {
+                        self.address(c);
+                    }
+                }
+            }
+            ExprKind::Member { base, .. } => self.expr(*base),
+            ExprKind::Index { base, index } => {
+                // An element of a register array or an unmodelled base.
+                self.op();
+                self.address(*base);
+                self.expr(*index);
+            }
+            ExprKind::Unary(_, a) => {
+                self.op();
+                self.expr(*a);
+            }
+            ExprKind::Binary(_, a, b) => {
+                self.op();
+                self.expr(*a);
+                self.expr(*b);
+            }
+            ExprKind::Assign { op, lhs, rhs } => {
+                if is_memory(f, *lhs) {
+                    self.expr(*rhs);
+                    if op.is_some() {
+                        self.op();
+                    }
+                    self.lvalue(*lhs, op.is_some());
+                } else {
+                    self.lvalue(*lhs, false);
+                    if op.is_some() {
+                        self.expr(*rhs);
+                        self.op();
+                    } else {
+                        self.value_into_register(*rhs);
+                    }
+                }
+            }
+            ExprKind::IncDec { target, .. } => {
+                self.op();
+                self.lvalue(*target, true);
+            }
+            ExprKind::Cond(c, a, b) => {
+                self.op();
+                self.expr(*c);
+                self.expr(*a);
+                self.expr(*b);
+            }
+            ExprKind::Call {
+                callee,
+                receiver,
+                args,
+            } => {
+                self.op();
+                let known = (receiver.is_none() && known_short_call(callee))
+                    || super::coop::group_call(f, e).is_some_and(|(m, _)| {
+                        matches!(
+                            m,
+                            "thread_rank"
+                                | "meta_group_rank"
+                                | "meta_group_size"
+                                | "size"
+                                | "num_threads"
+                                | "thread_index"
+                                | "group_index"
+                                | "dim_threads"
+                                | "group_dim"
+                                | "ballot"
+                                | "any"
+                                | "all"
+                                | "shfl"
+                                | "shfl_up"
+                                | "shfl_down"
+                                | "shfl_xor"
+                        )
+                    });
+                if !known {
+                    self.work.calls = self.work.calls.saturating_add(1);
+                }
+                if let Some(r) = receiver {
+                    self.address(*r);
+                }
+                for a in args {
+                    self.expr(*a);
+                }
+            }
+            // Not modelled (a template or member call the front end keeps
+            // as text, a lambda): what it runs is unknown, as for a call.
+            ExprKind::Unknown(_) => {
+                self.op();
+                self.work.calls = self.work.calls.saturating_add(1);
+            }
+        }
+    }
+}
+
+/// Calls whose cost is a few instructions, known without their body:
+/// [`PURE_MATH`], the CUDA math library's single-precision and
+/// double-precision functions, intrinsics (`__popc`, `__shfl_sync`,
+/// `__hadd2`, `__fdividef`, `__ldg`), atomics and vector constructors
+/// (`make_float2`). Anything else is a function whose body (which may
+/// loop) is not seen here.
+fn known_short_call(callee: &str) -> bool {
+    const MATH: &[&str] = &[
+        "expf",
+        "exp",
+        "exp2f",
+        "exp2",
+        "exp10f",
+        "expm1f",
+        "logf",
+        "log",
+        "log2f",
+        "log2",
+        "log10f",
+        "log10",
+        "log1pf",
+        "sqrtf",
+        "sqrt",
+        "rsqrtf",
+        "rsqrt",
+        "cbrtf",
+        "sinf",
+        "sin",
+        "cosf",
+        "cos",
+        "tanf",
+        "tan",
+        "sincosf",
+        "asinf",
+        "acosf",
+        "atanf",
+        "atan2f",
+        "atan2",
+        "sinhf",
+        "coshf",
+        "tanhf",
+        "tanh",
+        "powf",
+        "pow",
+        "fmaf",
+        "fma",
+        "floorf",
+        "floor",
+        "ceilf",
+        "ceil",
+        "truncf",
+        "trunc",
+        "roundf",
+        "round",
+        "rintf",
+        "lrintf",
+        "llrintf",
+        "copysignf",
+        "fmodf",
+        "fmod",
+        "erff",
+        "erfcf",
+        "normf",
+        "hypotf",
+        "isnan",
+        "isinf",
+        "isfinite",
+        "signbit",
+        "saturate",
+        "llabs",
+        "labs",
+        "float2int",
+        "int2float",
+    ];
+    let c = callee.trim_start_matches("::").trim_start_matches("std::");
+    PURE_MATH.contains(&c)
+        || MATH.contains(&c)
+        || c.starts_with("__")
+        || c.starts_with("make_")
+        || c.strip_prefix("atomic")
+            .map(|r| r.trim_end_matches("_block").trim_end_matches("_system"))
+            .is_some_and(|op| {
+                matches!(
+                    op,
+                    "Add"
+                        | "Sub"
+                        | "Exch"
+                        | "Min"
+                        | "Max"
+                        | "Inc"
+                        | "Dec"
+                        | "CAS"
+                        | "And"
+                        | "Or"
+                        | "Xor"
+                )
+            })
+}
+
+/// Whether `e` reads or writes memory: an element of a pointer or array
+/// (the one that is not itself the base of a further subscript), `*p`,
+/// `p->f`.
+fn is_memory(f: &Function, e: ExprId) -> bool {
+    match &f.expr(e).kind {
+        ExprKind::Index { .. } => f.accesses.iter().any(|a| a.expr == e),
+        ExprKind::Unary(UnOp::Deref, _) => true,
+        ExprKind::Member { arrow: true, .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether statement `s` ends with a `return` on every path through it.
+fn ends_in_return(f: &Function, s: StmtId) -> bool {
+    match &f.stmt(s).kind {
+        StmtKind::Return(_) => true,
+        StmtKind::Block(v) => v.last().is_some_and(|x| ends_in_return(f, *x)),
+        StmtKind::If {
+            then, els: Some(e), ..
+        } => ends_in_return(f, *then) && ends_in_return(f, *e),
+        _ => false,
+    }
+}
+
+/// Whether nothing but (at most) a `return` runs after statement `s`: it
+/// is, through enclosing blocks and `if`s, the last statement of the
+/// function body, outside every loop and `switch`.
+fn ends_function(f: &Function, s: StmtId) -> bool {
+    let mut cur = s;
+    for _ in 0..64 {
+        if Some(cur) == f.body {
+            return true;
+        }
+        let Some((p, _)) = f
+            .stmts
+            .iter()
+            .enumerate()
+            .map(|(i, _)| StmtId(i as u32))
+            .find_map(|p| f.child_stmts(p).contains(&cur).then_some((p, ())))
+        else {
+            return false;
+        };
+        match &f.stmt(p).kind {
+            StmtKind::Block(v) => {
+                let k = v.iter().position(|x| *x == cur).unwrap_or(0);
+                let rest = &v[k + 1..];
+                if !rest
+                    .iter()
+                    .all(|x| matches!(f.stmt(*x).kind, StmtKind::Return(_)))
+                {
+                    return false;
+                }
+            }
+            StmtKind::If { .. } | StmtKind::PreprocAlt { .. } => {}
+            _ => return false,
+        }
+        cur = p;
+    }
+    false
 }
