@@ -36,3 +36,35 @@ fn block_stride_loop_gets_a_bound() {
     }
     assert!(kb.bounds.iter().all(|x| x.status == Status::Ok));
 }
+
+#[test]
+fn assignment_values_bound_exactly_as_simulated() {
+    // Straight-line code with chained and value-used assignments: the
+    // per-warp steps bound equals the simulator's count (see sim_tests).
+    use super::kernel::Scope;
+    use super::simulate::{SimConfig, simulate};
+    for src in [
+        "__global__ void k(int *a) { int x = 0; int y = 0; y = x = x + 1; }",
+        "__global__ void k(int *a) { int i = 0; int z = i++; int w = ++i; i++; }",
+        "__global__ void k(int *a) { __shared__ int s[64]; int m = 0;
+         s[threadIdx.x] = m = m + s[threadIdx.x + 32]; int v = (m += 2); a[0] = (m, m = 1); }",
+    ] {
+        let f = lower(src);
+        let sim = simulate(&f, &SimConfig::default()).unwrap();
+        let a = Analysis::compute(&f, LaunchDims::default(), &Default::default());
+        let shape = Shape {
+            block: Some([32, 1, 1]),
+            grid: Some([1, 1, 1]),
+            ..Shape::default()
+        };
+        let kb = kernel_bounds(&f, &a, &CostModel::default(), &shape, &Limits::default());
+        let steps = kb
+            .bounds
+            .iter()
+            .find(|b| b.metric == super::Metric::Steps && b.scope == Scope::PerWarp)
+            .and_then(|b| b.expr.as_ref())
+            .expect("a steps bound");
+        let v = steps.eval(&Default::default()).unwrap();
+        assert_eq!(v, sim.max_warp[3] as f64, "{src}: bound {steps}");
+    }
+}

@@ -129,6 +129,10 @@ pub struct Exec<'a> {
     /// Lanes known to be active (all lanes unless concrete lanes decided a
     /// branch).
     mask: Vec<bool>,
+    /// Steps paid so far (monotone, never flushed).
+    steps_seen: i64,
+    /// Of those, the steps spent in assignments (see [`Exec::assignment`]).
+    side_seen: i64,
 }
 
 fn d_index(d: Dim) -> usize {
@@ -179,6 +183,8 @@ impl<'a> Exec<'a> {
             forcing: false,
             unroll_budget: 2048,
             mask: Vec::new(),
+            steps_seen: 0,
+            side_seen: 0,
         };
         let n = x.n();
         x.mask = match &x.lanes {
@@ -219,6 +225,9 @@ impl<'a> Exec<'a> {
 
     fn pay(&mut self, m: usize, k: i64) {
         self.pending[m] = self.pending[m].saturating_add(k);
+        if m == STEPS {
+            self.steps_seen = self.steps_seen.saturating_add(k);
+        }
     }
 
     fn flush(&mut self) {
@@ -413,7 +422,7 @@ impl<'a> Exec<'a> {
                 }
             }
             StmtKind::Expr(e) => {
-                self.expr(e);
+                self.effect(e);
             }
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(cond);
@@ -699,7 +708,7 @@ impl<'a> Exec<'a> {
                 self.env = back.clone();
                 let saved = self.sym_steps.replace(HashMap::new());
                 let (n, _) = self.sub(|x| {
-                    x.expr(st);
+                    x.effect(st);
                 });
                 sym = std::mem::replace(&mut self.sym_steps, saved).unwrap_or_default();
                 back = self.env.clone();
@@ -849,7 +858,7 @@ impl<'a> Exec<'a> {
             first = false;
             self.stmt(body);
             if let Some(st) = step {
-                self.expr(st);
+                self.effect(st);
             }
         }
         self.keep_consts -= 1;
@@ -1175,8 +1184,66 @@ impl Exec<'_> {
 
     // ---- expressions ------------------------------------------------------
 
-    /// Evaluate `e` (charging its costs).
+    /// Evaluate `e` (charging its costs), its value used.
     fn expr(&mut self, e: ExprId) -> Val {
+        self.eval(e, true)
+    }
+
+    /// Evaluate `e` for its effects only (an expression statement, a `for`
+    /// step, the left of `,`): an assignment's value costs nothing more.
+    fn effect(&mut self, e: ExprId) -> Val {
+        self.eval(e, false)
+    }
+
+    /// An assignment expression: `lhs = rhs`, `lhs op= rhs` (`rhs` given),
+    /// or `++lhs`/`lhs++`/… (`incdec = Some((increment, prefix))`). Charges
+    /// as the simulator's `assignment`: every step of the assignment is a
+    /// (RaCUDA-hoisted) statement's step, and a `used` value pays again the
+    /// steps of the expression RaCUDA leaves in its place (`e`'s value part,
+    /// `x op e`, `x`, `x - 1`; see [`super::steps`]).
+    fn assignment(
+        &mut self,
+        lhs: ExprId,
+        op: Option<BinOp>,
+        rhs: Option<ExprId>,
+        incdec: Option<(bool, bool)>,
+        used: bool,
+    ) -> Val {
+        let n = self.n();
+        let (t0, s0) = (self.steps_seen, self.side_seen);
+        let (r, op) = match (rhs, incdec) {
+            (Some(r), _) => (self.expr(r), op),
+            (None, Some((inc, _))) => {
+                self.pay(STEPS, steps::LEAF as i64);
+                (Val::int(1), Some(if inc { BinOp::Add } else { BinOp::Sub }))
+            }
+            (None, None) => (Val::unknown(false, false), op),
+        };
+        let value = (self.steps_seen - t0) - (self.side_seen - s0);
+        let (new, read) = self.assign(lhs, op, r);
+        self.side_seen = s0 + (self.steps_seen - t0);
+        if used {
+            let again = match incdec {
+                None => value + read,
+                Some((_, true)) => (read - steps::BINARY as i64).max(0),
+                Some((_, false)) => read + steps::LEAF as i64,
+            };
+            self.pay(STEPS, again);
+        }
+        match incdec {
+            Some((inc, false)) => match &new {
+                Val::Int(iv) => iv
+                    .add(&IntVal::constant(if inc { -1 } else { 1 }), n)
+                    .map_or(Val::unknown(false, false), Val::Int),
+                o => Val::unknown(o.is_uniform(), o.from_memory()),
+            },
+            _ => new,
+        }
+    }
+
+    /// Evaluate `e` (charging its costs); `used`: its value is used (see
+    /// [`Exec::assignment`]).
+    fn eval(&mut self, e: ExprId, used: bool) -> Val {
         let n = self.n();
         let kind = self.f.expr(e).kind.clone();
         match kind {
@@ -1214,7 +1281,7 @@ impl Exec<'_> {
                 self.builtin_mut(b)
             }
             ExprKind::Unary(op, a) => match op {
-                UnOp::Plus => self.expr(a),
+                UnOp::Plus => self.eval(a, used),
                 UnOp::Neg => {
                     let v = self.expr(a);
                     self.pay(STEPS, steps::NEG as i64);
@@ -1268,30 +1335,17 @@ impl Exec<'_> {
                     self.read_access(e)
                 }
             },
-            ExprKind::Binary(op, a, b) => self.binary(op, a, b),
-            ExprKind::Assign { op, lhs, rhs } => {
-                let r = self.expr(rhs);
-                self.assign(lhs, op, r)
+            ExprKind::Binary(BinOp::Comma, a, b) => {
+                self.effect(a);
+                self.eval(b, used)
             }
+            ExprKind::Binary(op, a, b) => self.binary(op, a, b),
+            ExprKind::Assign { op, lhs, rhs } => self.assignment(lhs, op, Some(rhs), None, used),
             ExprKind::IncDec {
                 target,
                 increment,
                 prefix,
-            } => {
-                self.pay(STEPS, 1);
-                let op = if increment { BinOp::Add } else { BinOp::Sub };
-                let new = self.assign(target, Some(op), Val::int(1));
-                if prefix {
-                    new
-                } else {
-                    match &new {
-                        Val::Int(iv) => iv
-                            .add(&IntVal::constant(if increment { -1 } else { 1 }), n)
-                            .map_or(Val::unknown(false, false), Val::Int),
-                        o => Val::unknown(o.is_uniform(), o.from_memory()),
-                    }
-                }
-            }
+            } => self.assignment(target, None, None, Some((increment, prefix)), used),
             ExprKind::Cond(c, a, b) => {
                 let cv = self.expr(c);
                 self.pay(STEPS, steps::TEST as i64);
@@ -1320,7 +1374,7 @@ impl Exec<'_> {
                 }
             }
             ExprKind::Cast(ty, a) => {
-                let v = self.expr(a);
+                let v = self.eval(a, used);
                 self.convert(v, &ty)
             }
             ExprKind::Call {
@@ -1345,10 +1399,6 @@ impl Exec<'_> {
 
     fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Val {
         let n = self.n();
-        if op == BinOp::Comma {
-            self.expr(a);
-            return self.expr(b);
-        }
         let av = self.expr(a);
         if matches!(op, BinOp::LogAnd | BinOp::LogOr) {
             let skip = as_const_truth(&av) == Some(op == BinOp::LogOr);
@@ -1489,9 +1539,11 @@ impl Exec<'_> {
         }
     }
 
-    /// `lhs op= r`: charges like the simulator; returns the new value.
-    fn assign(&mut self, lhs: ExprId, op: Option<BinOp>, r: Val) -> Val {
+    /// `lhs op= r`: charges like the simulator; returns the new value and
+    /// the steps of the compound read and operator.
+    fn assign(&mut self, lhs: ExprId, op: Option<BinOp>, r: Val) -> (Val, i64) {
         let n = self.n();
+        let mut read = 0;
         let mut lhs = lhs;
         while let ExprKind::Cast(_, a) = &self.f.expr(lhs).kind {
             lhs = *a;
@@ -1502,6 +1554,7 @@ impl Exec<'_> {
                 let mut new = r;
                 if let Some(o) = op {
                     self.pay(STEPS, 2);
+                    read = 2;
                     // `s >>= k`, `s /= k` of a loop variable.
                     self.last_scale = None;
                     new = self
@@ -1516,16 +1569,18 @@ impl Exec<'_> {
                 let new = self.convert(new, &ty);
                 self.set_var(v, new);
                 self.last_scale = None;
-                self.env[v.0 as usize].clone()
+                (self.env[v.0 as usize].clone(), read)
             }
             ExprKind::Index { .. }
             | ExprKind::Unary(UnOp::Deref, _)
             | ExprKind::Member { arrow: true, .. } => {
                 let (wacc, _, waddr) = self.address(lhs);
                 if op.is_some() {
+                    let t1 = self.steps_seen;
                     let (racc, _, raddr) = self.address(lhs);
                     self.charge_access(racc, raddr.as_ref());
                     self.pay(STEPS, 1);
+                    read = self.steps_seen - t1;
                 }
                 if matches!(
                     self.f.expr(lhs).kind,
@@ -1534,7 +1589,7 @@ impl Exec<'_> {
                     self.pay(STEPS, 1);
                 }
                 self.charge_access(wacc, waddr.as_ref());
-                Val::unknown(false, true)
+                (Val::unknown(false, true), read)
             }
             ExprKind::Member { base, .. } => {
                 if matches!(self.f.expr(base).kind, ExprKind::Index { .. }) {
@@ -1542,13 +1597,14 @@ impl Exec<'_> {
                 }
                 if op.is_some() {
                     self.pay(STEPS, 2);
+                    read = 2;
                 }
                 self.pay(STEPS, steps::LOCAL_WRITE as i64);
-                r
+                (r, read)
             }
             _ => {
                 self.expr(lhs);
-                r
+                (r, read)
             }
         }
     }

@@ -33,6 +33,32 @@ fn steps_and_divergence_of_straight_line_code() {
 }
 
 #[test]
+fn assignment_values_cost_the_expression_that_stands_for_them() {
+    // As RaCUDA's front end, `y = x = x + 1` is `x = x + 1; y = x + 1`:
+    // 2 × (1 + 3), after two declarations of 3.
+    let f = lower("__global__ void k(int *a) { int x = 0; int y = 0; y = x = x + 1; }");
+    assert_eq!(simulate(&f, &cfg(32, 1, &[])).unwrap().total[3], 14);
+    // `int z = i++` is `i = i + 1; int z = i - 1` (4 + 1 + 4), `int w = ++i`
+    // is `i = i + 1; int w = i` (4 + 1 + 2), `i++;` alone is `i = i + 1` (4).
+    let f = lower("__global__ void k(int *a) { int i = 0; int z = i++; int w = ++i; i++; }");
+    assert_eq!(
+        simulate(&f, &cfg(32, 1, &[])).unwrap().total[3],
+        3 + 9 + 7 + 4
+    );
+    // Shared: `m = m + s[t + 32]` costs 1 + (1 + (3 + 1) + 1) = 7 (one
+    // wavefront), the store `s[t] = m + s[t + 32]` (1 + 1) + 6 = 8; `int v =
+    // (m += 2)` is `m = m + 2; int v = m + 2` (4 + 1 + 4).
+    let f = lower(
+        "__global__ void k(int *a) { __shared__ int s[64]; int m = 0;
+         s[threadIdx.x] = m = m + s[threadIdx.x + 32]; int v = (m += 2); }",
+    );
+    assert_eq!(
+        simulate(&f, &cfg(32, 1, &[])).unwrap().total[3],
+        1 + 3 + 7 + 8 + 9
+    );
+}
+
+#[test]
 fn vector_add_sectors_and_divergence_per_warp() {
     // Block of 64, n = 40: warp 0 has 32 active lanes (4 sectors of 32 B for
     // each of a, b, c; no divergence); warp 1 has 8 (1 sector each; the test

@@ -220,6 +220,10 @@ struct Sim<'a> {
     local_array: HashMap<(VarId, usize), u32>,
     accesses: HashMap<ExprId, Vec<usize>>,
     counts: Vec<Counts>,
+    /// Per warp: the steps spent in assignments (RaCUDA's hoisted
+    /// statements), so that an assignment's value part can be told apart
+    /// (see [`Sim::assignment`]).
+    side: Vec<u64>,
     returned: Mask,
     frames: Vec<Frame>,
     steps_used: u64,
@@ -285,6 +289,7 @@ pub fn simulate(f: &Function, cfg: &SimConfig) -> Result<SimResult, SimError> {
         local_array: HashMap::new(),
         accesses,
         counts: Vec::new(),
+        side: Vec::new(),
         returned: Mask::empty(threads),
         frames: Vec::new(),
         steps_used: 0,
@@ -319,6 +324,7 @@ pub fn simulate(f: &Function, cfg: &SimConfig) -> Result<SimResult, SimError> {
     for b in blocks {
         sim.block_idx = [b[0] as i64, b[1] as i64, b[2] as i64];
         sim.counts = vec![[0; 4]; n_warps];
+        sim.side = vec![0; n_warps];
         sim.returned = Mask::empty(threads);
         sim.frames.clear();
         sim.local_array.clear();
@@ -479,7 +485,7 @@ impl<'a> Sim<'a> {
                 }
             }
             StmtKind::Expr(e) => {
-                self.expr(e, &mask)?;
+                self.effect(e, &mask)?;
             }
             StmtKind::If { cond, then, els } => {
                 let c = self.expr(cond, &mask)?;
@@ -603,7 +609,7 @@ impl<'a> Sim<'a> {
             if let Some(st) = step
                 && !after.is_empty()
             {
-                self.expr(st, &after)?;
+                self.effect(st, &after)?;
             }
         }
         self.frames.pop();
@@ -894,8 +900,118 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Evaluate `e` for the threads in `mask` (charging its steps).
+    /// Evaluate `e` for the threads in `mask` (charging its steps), its
+    /// value used.
     fn expr(&mut self, e: ExprId, mask: &Mask) -> Result<Vec<V>, SimError> {
+        self.eval(e, mask, true)
+    }
+
+    /// Evaluate `e` for its effects only (an expression statement, a `for`
+    /// step, the left of `,`): an assignment's value costs nothing more.
+    fn effect(&mut self, e: ExprId, mask: &Mask) -> Result<Vec<V>, SimError> {
+        self.eval(e, mask, false)
+    }
+
+    /// Every warp's steps so far, and its steps spent in assignments.
+    fn step_marks(&self) -> (Vec<u64>, Vec<u64>) {
+        (
+            self.counts.iter().map(|c| c[STEPS]).collect(),
+            self.side.clone(),
+        )
+    }
+
+    /// Per warp: the steps since `mark` that were not spent in assignments
+    /// (the value part of what ran since).
+    fn value_steps(&self, mark: &(Vec<u64>, Vec<u64>)) -> Vec<u64> {
+        (0..self.counts.len())
+            .map(|w| (self.counts[w][STEPS] - mark.0[w]) - (self.side[w] - mark.1[w]))
+            .collect()
+    }
+
+    /// Per warp: the steps since `t0`.
+    fn steps_since(&self, t0: &[u64]) -> Vec<u64> {
+        (0..self.counts.len())
+            .map(|w| self.counts[w][STEPS] - t0[w])
+            .collect()
+    }
+
+    /// Charge `v[w]` steps to each warp `w`.
+    fn charge_each(&mut self, v: &[u64]) -> Result<(), SimError> {
+        for (w, k) in v.iter().enumerate() {
+            self.counts[w][STEPS] += k;
+            self.steps_used += k;
+        }
+        if self.steps_used > self.cfg.max_steps {
+            return Err(SimError::Budget(self.cfg.max_steps));
+        }
+        Ok(())
+    }
+
+    /// An assignment expression: `lhs = rhs`, `lhs op= rhs` (`rhs` given),
+    /// or `++lhs`/`lhs++`/… (`incdec = Some((increment, prefix))`).
+    ///
+    /// RaCUDA's front end (`CUDA.ml`, `rev_cuda_of_expression`) hoists an
+    /// assignment out of its expression as a statement and leaves in its
+    /// place the expression it stands for: `x = e` → `e` (its value part),
+    /// `x op= e` → `x op e`, `++x` → `x`, `x++` → `x - 1`. Every step of the
+    /// assignment is a statement's step; when the value is `used` (a chained
+    /// assignment, an operand, a condition, an argument) the steps of that
+    /// stand-in expression are paid again ([`super::steps`]).
+    fn assignment(
+        &mut self,
+        lhs: ExprId,
+        op: Option<BinOp>,
+        rhs: Option<ExprId>,
+        incdec: Option<(bool, bool)>,
+        used: bool,
+        mask: &Mask,
+    ) -> Result<Vec<V>, SimError> {
+        let n = self.threads;
+        let mark = self.step_marks();
+        let (r, op) = match (rhs, incdec) {
+            (Some(r), _) => (self.expr(r, mask)?, op),
+            (None, Some((inc, _))) => {
+                self.charge(mask, STEPS, steps::LEAF)?;
+                let o = if inc { BinOp::Add } else { BinOp::Sub };
+                (vec![V::I(1); n], Some(o))
+            }
+            (None, None) => return Err(SimError::Invalid("assignment without a value".into())),
+        };
+        let value = self.value_steps(&mark);
+        let (new, read) = self.assign(lhs, op, r, mask)?;
+        for w in 0..self.side.len() {
+            self.side[w] = mark.1[w] + (self.counts[w][STEPS] - mark.0[w]);
+        }
+        if used {
+            // `read`: the target's read and the operator, per warp (0 on a
+            // warp with no active lane).
+            let again: Vec<u64> = match incdec {
+                None => value.iter().zip(&read).map(|(v, r)| v + r).collect(),
+                // `++x` stands for `x`: the read without the operator.
+                Some((_, true)) => read
+                    .iter()
+                    .map(|r| r.saturating_sub(steps::BINARY))
+                    .collect(),
+                // `x++` stands for `x - 1`: the read, the constant, the operator.
+                Some((_, false)) => read
+                    .iter()
+                    .map(|r| if *r > 0 { r + steps::LEAF } else { 0 })
+                    .collect(),
+            };
+            self.charge_each(&again)?;
+        }
+        Ok(match incdec {
+            Some((inc, false)) => new
+                .iter()
+                .map(|x| arith(if inc { BinOp::Sub } else { BinOp::Add }, *x, V::I(1)))
+                .collect(),
+            _ => new,
+        })
+    }
+
+    /// Evaluate `e` for the threads in `mask` (charging its steps); `used`:
+    /// its value is used (see [`Sim::assignment`]).
+    fn eval(&mut self, e: ExprId, mask: &Mask, used: bool) -> Result<Vec<V>, SimError> {
         let n = self.threads;
         let kind = self.f.expr(e).kind.clone();
         let out: Vec<V> = match kind {
@@ -962,7 +1078,7 @@ impl<'a> Sim<'a> {
                 }
             }
             ExprKind::Unary(op, a) => match op {
-                UnOp::Plus => self.expr(a, mask)?,
+                UnOp::Plus => self.eval(a, mask, used)?,
                 UnOp::Neg => {
                     let v = self.expr(a, mask)?;
                     self.charge(mask, STEPS, steps::NEG)?;
@@ -1003,30 +1119,19 @@ impl<'a> Sim<'a> {
                     self.read_access(e, mask)?
                 }
             },
+            ExprKind::Binary(BinOp::Comma, a, b) => {
+                self.effect(a, mask)?;
+                self.eval(b, mask, used)?
+            }
             ExprKind::Binary(op, a, b) => self.binary(op, a, b, mask)?,
             ExprKind::Assign { op, lhs, rhs } => {
-                let r = self.expr(rhs, mask)?;
-                self.assign(lhs, op, r, mask)?
+                self.assignment(lhs, op, Some(rhs), None, used, mask)?
             }
             ExprKind::IncDec {
                 target,
                 increment,
                 prefix,
-            } => {
-                let one = vec![V::I(1); n];
-                self.charge(mask, STEPS, steps::LEAF)?;
-                let op = if increment { BinOp::Add } else { BinOp::Sub };
-                let new = self.assign(target, Some(op), one, mask)?;
-                if prefix {
-                    new
-                } else {
-                    new.iter()
-                        .map(|x| {
-                            arith(if increment { BinOp::Sub } else { BinOp::Add }, *x, V::I(1))
-                        })
-                        .collect()
-                }
-            }
+            } => self.assignment(target, None, None, Some((increment, prefix)), used, mask)?,
             ExprKind::Cond(c, a, b) => {
                 let cv = self.expr(c, mask)?;
                 self.charge(mask, STEPS, steps::TEST)?;
@@ -1048,7 +1153,7 @@ impl<'a> Sim<'a> {
                 out
             }
             ExprKind::Cast(ty, a) => {
-                let v = self.expr(a, mask)?;
+                let v = self.eval(a, mask, used)?;
                 v.into_iter().map(|x| convert(x, &ty)).collect()
             }
             ExprKind::Call {
@@ -1104,10 +1209,6 @@ impl<'a> Sim<'a> {
 
     fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId, mask: &Mask) -> Result<Vec<V>, SimError> {
         let n = self.threads;
-        if op == BinOp::Comma {
-            self.expr(a, mask)?;
-            return self.expr(b, mask);
-        }
         let av = self.expr(a, mask)?;
         if matches!(op, BinOp::LogAnd | BinOp::LogOr) {
             // Short-circuit: the right side runs only where it decides.
@@ -1133,15 +1234,18 @@ impl<'a> Sim<'a> {
     }
 
     /// `lhs op= r` (plain `=` when `op` is `None`): charges the write (and
-    /// the read and the operator for compound forms); returns the new values.
+    /// the read and the operator for compound forms); returns the new values
+    /// and, per warp, the steps of the compound read and operator.
     fn assign(
         &mut self,
         lhs: ExprId,
         op: Option<BinOp>,
         r: Vec<V>,
         mask: &Mask,
-    ) -> Result<Vec<V>, SimError> {
+    ) -> Result<(Vec<V>, Vec<u64>), SimError> {
         let n = self.threads;
+        let t0: Vec<u64> = self.counts.iter().map(|c| c[STEPS]).collect();
+        let mut read = vec![0; self.counts.len()];
         let mut lhs = lhs;
         while let ExprKind::Cast(_, a) = &self.f.expr(lhs).kind {
             lhs = *a;
@@ -1152,6 +1256,7 @@ impl<'a> Sim<'a> {
                 let mut new = r;
                 if let Some(o) = op {
                     self.charge(mask, STEPS, steps::LEAF + steps::BINARY)?;
+                    read = self.steps_since(&t0);
                     for i in mask.iter() {
                         new[i] = arith(o, old[i], new[i]);
                     }
@@ -1161,7 +1266,7 @@ impl<'a> Sim<'a> {
                 for i in mask.iter() {
                     self.locals[v.0 as usize][i] = convert(new[i], &ty);
                 }
-                Ok(self.locals[v.0 as usize].clone())
+                Ok((self.locals[v.0 as usize].clone(), read))
             }
             ExprKind::Index { .. }
             | ExprKind::Unary(UnOp::Deref, _)
@@ -1172,10 +1277,12 @@ impl<'a> Sim<'a> {
                 if let Some(o) = op {
                     // The compound read re-evaluates the subscripts (RaCUDA
                     // reads `a[i] = a[i] op e`).
+                    let t1: Vec<u64> = self.counts.iter().map(|c| c[STEPS]).collect();
                     let racc = self.access_of(lhs, false);
                     let addr2 = self.address(lhs, mask, racc)?;
                     self.charge_access_of(lhs, racc, mask, &addr2)?;
                     self.charge(mask, STEPS, steps::BINARY)?;
+                    read = self.steps_since(&t1);
                     for i in mask.iter() {
                         new[i] = arith(o, self.load(addr2[i].0, addr2[i].1), new[i]);
                     }
@@ -1190,7 +1297,7 @@ impl<'a> Sim<'a> {
                 for i in mask.iter() {
                     self.store(addr[i].0, addr[i].1, new[i]);
                 }
-                Ok(new)
+                Ok((new, read))
             }
             ExprKind::Member { base, .. } => {
                 if matches!(self.f.expr(base).kind, ExprKind::Index { .. }) {
@@ -1199,17 +1306,19 @@ impl<'a> Sim<'a> {
                 // A field of a local struct: not modelled beyond its cost.
                 if op.is_some() {
                     self.charge(mask, STEPS, steps::LEAF + steps::BINARY)?;
+                    read = self.steps_since(&t0);
                 }
                 self.charge(mask, STEPS, steps::LOCAL_WRITE)?;
-                Ok(r)
+                Ok((r, read))
             }
             _ => {
                 self.expr(lhs, mask)?;
-                Ok(vec![V::I(0); n]
+                let vals = vec![V::I(0); n]
                     .into_iter()
                     .zip(r)
                     .map(|(_, x)| x)
-                    .collect())
+                    .collect();
+                Ok((vals, read))
             }
         }
     }
