@@ -1864,6 +1864,9 @@ struct Inst {
     /// The guards on data loaded from memory that were left out: the
     /// condition, the value it has where the access runs, its loops.
     data_guards: Vec<DataGuard>,
+    /// Thread-invariant symbols take values ≥ 0 (a second solve for a
+    /// readable witness).
+    sym_nonneg: bool,
 }
 
 /// A guard on data loaded from memory: condition, value, enclosing loops.
@@ -2031,18 +2034,30 @@ fn check_pair(
                 if same && dir < 0 {
                     continue;
                 }
-                let w = solve(
-                    cx,
-                    a,
-                    b,
-                    (&pa, &pb),
-                    (&ia, &ib),
-                    known,
-                    in_step,
-                    between_blocks,
-                    (d, group, same_tile),
-                    dir,
-                );
+                let run = |nonneg: bool, dir: i64| {
+                    solve(
+                        cx,
+                        a,
+                        b,
+                        (&pa, &pb),
+                        (&ia, &ib),
+                        known,
+                        in_step,
+                        between_blocks,
+                        (d, group, same_tile, nonneg),
+                        dir,
+                    )
+                };
+                let mut w = run(false, dir);
+                // A witness with negative thread-invariant values (a block
+                // size of -1023) reads as nonsense: prefer one whose
+                // symbols are all non-negative when there is one.
+                if w.as_ref()
+                    .is_some_and(|(w, _)| w.values.iter().any(|(_, v)| *v < 0))
+                    && let Some(better) = run(true, dir).or_else(|| run(true, -dir))
+                {
+                    w = Some(better);
+                }
                 if let Some((w, guards)) = w {
                     let data_guard = !guards.is_empty();
                     let unknown = unknown.clone().or_else(|| {
@@ -2329,7 +2344,7 @@ fn solve(
     known: bool,
     shared_loops: &[u32],
     between_blocks: bool,
-    (d, group, same_tile): (usize, i64, Option<i64>),
+    (d, group, same_tile, nonneg): (usize, i64, Option<i64>, bool),
     dir: i64,
 ) -> Option<(Witness, Vec<DataGuard>)> {
     const BIG: f64 = 1_000_000.0;
@@ -2362,6 +2377,7 @@ fn solve(
         bid: [bid[0], bid[1]],
         dropped: 0,
         data_guards: Vec::new(),
+        sym_nonneg: nonneg,
     };
     let mut cons: Vec<good_lp::Constraint> = Vec::new();
     // Same block unless asked otherwise.
@@ -2652,7 +2668,8 @@ fn atom_var(
     if let Some(v) = inst.map.get(&(atom.clone(), copy)) {
         return *v;
     }
-    let lo = if matches!(atom, Atom::Iter(_)) {
+    let lo = if matches!(atom, Atom::Iter(_)) || (inst.sym_nonneg && matches!(atom, Atom::Sym(..)))
+    {
         0.0
     } else {
         -big
