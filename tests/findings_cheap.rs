@@ -89,3 +89,36 @@ fn the_threshold_is_a_cost_key() {
     assert_eq!(divergent(&all, "calls_helper").len(), 1);
     assert!(!divergent(&all, "loops_inside").is_empty());
 }
+
+fn lanes() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/cheap/lanes.cu"]))
+}
+
+/// Session 5 audit V10: a threshold on a lane index (`threadIdx.x % 32`,
+/// a 32-thread tile's rank) splits every warp, not one per block.
+#[test]
+fn lane_index_thresholds_split_every_warp() {
+    for f in ["lane_tail", "tile_rank"] {
+        let d = divergent(lanes(), f);
+        assert_eq!(d.len(), 1, "{f}: {d:#?}");
+        assert_eq!(d[0]["facts"]["shape"], "every_warp", "{f}");
+        let m = d[0]["message"].as_str().unwrap();
+        assert!(m.contains("every warp can split"), "{m}");
+        assert!(!m.contains("at most one warp"), "{m}");
+    }
+}
+
+/// Session 5 audit wording: a block of one warp does not have "at most
+/// one warp per block" split, it has its only warp split.
+#[test]
+fn a_one_warp_block_says_every_warp() {
+    let d = divergent(lanes(), "one_warp_block");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(m.contains("each block is a single warp"), "{m}");
+    let d = divergent(lanes(), "many_warps");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(m.contains("at most one warp per block"), "{m}");
+}

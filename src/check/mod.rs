@@ -163,6 +163,7 @@ fn divergence_message(
     dims: &str,
     region: &str,
     tail: Option<bool>,
+    launch: &crate::facts::LaunchDims,
 ) -> String {
     use crate::ir::StmtKind;
     if let Some(grid) = tail {
@@ -193,6 +194,16 @@ fn divergence_message(
              paths make one call of `{callee}` with other arguments: the compiler can often \
              merge them into one call on selected arguments, leaving only the selects divergent"
         ),
+        Shape::EveryWarp => format!(
+            "`{cond}` compares a lane index (it repeats in every warp) against a uniform bound, \
+             so every warp can split the same way, {what}{region} (cost: the divergent part, in \
+             every warp)"
+        ),
+        Shape::OneWarp { scope, .. } if one_warp_unit(scope, launch) => format!(
+            "`{cond}` compares a thread index that grows with the lane's position against a \
+             uniform bound; each {scope} is a single warp, so it can split every warp, \
+             {what}{region} (cost: the divergent part, in every warp)"
+        ),
         Shape::OneWarp { scope, tests } => {
             let (warps, which) = if *tests == 1 {
                 (
@@ -213,6 +224,20 @@ fn divergence_message(
             "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
         ),
     }
+}
+
+/// Whether the unit a threshold splits at most one warp of ("block", "row
+/// of the block", "z-slice of the block") holds a single warp under the
+/// known block dimensions (session 5 audit wording: 16- or 32-thread
+/// blocks, `dim3(8, 4, 4)` z-slices).
+fn one_warp_unit(scope: &str, launch: &crate::facts::LaunchDims) -> bool {
+    let [bx, by, bz] = launch.block.map(|d| d.map(u64::from));
+    let threads = match scope {
+        "block" => bx.zip(by).zip(bz).map(|((x, y), z)| x * y * z),
+        "row of the block" => bx,
+        _ => bx.zip(by).map(|(x, y)| x * y),
+    };
+    threads.is_some_and(|t| t <= 32)
 }
 
 /// What a divergent branch's message adds about its cost (issue 8 audit,
@@ -457,7 +482,7 @@ pub fn function_findings(
             function_key: key.clone(),
             message: format!(
                 "{}{}",
-                divergence_message(f, b, &cond_text, &dims, region, tail),
+                divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
                 work_clause(b, tail.is_some())
             ),
             facts: serde_json::json!({
@@ -479,6 +504,7 @@ pub fn function_findings(
                     Shape::SameCall(c) => serde_json::json!({"same_call": c}),
                     Shape::OneWarp { scope, tests } =>
                         serde_json::json!({"one_warp_per": scope, "tests": tests}),
+                    Shape::EveryWarp => serde_json::json!("every_warp"),
                 },
                 "block_dims": a.launch.block,
             }),

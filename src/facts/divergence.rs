@@ -118,6 +118,10 @@ pub enum Shape {
         /// split one warp per scope).
         tests: u32,
     },
+    /// A threshold test on a lane index (`threadIdx.x % 32`, a 32-thread
+    /// tile's `thread_rank()`): the index repeats in every warp, so every
+    /// warp can split the same way (session 5 audit V10).
+    EveryWarp,
 }
 
 /// Classify every branch of `f`.
@@ -925,9 +929,52 @@ fn shape(
         return Shape::SameCall(a);
     }
     match threshold_tests(f, u, cx, launch, cond) {
+        // (session 5 audit V10) A lane index (`threadIdx.x % 32`, a
+        // 32-thread tile's rank) repeats in every warp: a threshold on it
+        // splits every warp the same way, not one per block.
+        Some(_) if mentions_lane_index(f, cond) => Shape::EveryWarp,
         Some((scope, tests)) if tests > 0 => Shape::OneWarp { scope, tests },
         _ => Shape::Plain,
     }
+}
+
+/// Whether `e` (following local variables' definitions a few levels)
+/// contains a lane index: `x % m` or `x & (m - 1)` with `m` a power of two
+/// of at most 32 (or `warpSize`), or the `thread_rank()` of a cooperative
+/// group of at most 32 threads.
+fn mentions_lane_index(f: &Function, e: ExprId) -> bool {
+    let small_pow2 = |e: ExprId, minus_one: bool| match f.expr(e).kind {
+        ExprKind::Int(v) => {
+            let m = if minus_one { v + 1 } else { v };
+            (2..=32).contains(&m) && m & (m - 1) == 0
+        }
+        ExprKind::Builtin(Builtin::WarpSize) => !minus_one,
+        _ => false,
+    };
+    let mut stack = vec![(e, 0u32)];
+    while let Some((x, d)) = stack.pop() {
+        let hit = match &f.expr(x).kind {
+            ExprKind::Binary(BinOp::Rem, _, m) => small_pow2(*m, false),
+            ExprKind::Binary(BinOp::BitAnd, a, b) => small_pow2(*a, true) || small_pow2(*b, true),
+            ExprKind::Call { .. } => super::coop::group_call(f, x).is_some_and(|(m, g)| {
+                m == "thread_rank" && super::coop::group_size(f, g).is_some_and(|n| n <= 32)
+            }),
+            ExprKind::Var(v) if d < 4 => {
+                stack.extend(
+                    super::coop::var_definitions(f, *v)
+                        .into_iter()
+                        .map(|y| (y, d + 1)),
+                );
+                false
+            }
+            _ => false,
+        };
+        if hit {
+            return true;
+        }
+        stack.extend(f.child_exprs(x).into_iter().map(|y| (y, d)));
+    }
+    false
 }
 
 /// Math functions that compile to a few arithmetic instructions (no memory,
