@@ -18,6 +18,14 @@ simulator, one warp). RaCUDA's bound is the record's `racuda_bound_value`
 `cudalog bounds` process for that kernel (parse, facts, all four metrics);
 RaCUDA's is `racuda_time_s` (per metric). Prints Markdown tables; writes
 every record to the CSV.
+
+Records whose launch block is unknown (histogram's ncu records: 240 blocks,
+blockDim not in the artifact) are evaluated with the symbolic bound (no
+`--block`) at every assumed block size of ASSUMED_BLOCKS: such a record is
+sound only if the bound is sound at every one of them; its `ours` value and
+ratio are those at the SDK's usual size (SDK_BLOCK), and the CSV also gives
+the smallest and largest ratio over the assumed sizes and the size of the
+smallest. This is an assumption, printed as such.
 """
 
 import argparse
@@ -34,6 +42,11 @@ import time
 from collections import defaultdict
 
 METRICS = ["sectors", "conflicts", "divwarps", "steps"]
+
+# Block sizes assumed where the record's block is unknown: every multiple of
+# the warp from 32 to 1024, and the CUDA samples' usual 192.
+ASSUMED_BLOCKS = sorted(set(range(32, 1025, 32)) | {192})
+SDK_BLOCK = 192
 
 
 def ev(expr, env):
@@ -107,16 +120,27 @@ def main():
             if p.get("gridDim"):
                 env[f"gridDim_{d}"] = p["gridDim"][i]
         ours, status, reason = None, "error", err
+        m = r["measured"]
+        # Unknown block: the symbolic bound at every assumed block size.
+        assumed = {}
         if got is not None:
             b = got.get((r["metric"], scope))
             status, reason = b["status"], b["reason"]
             if b["bound"] is not None:
                 try:
-                    ours = ev(b["bound"], env)
+                    if block:
+                        ours = ev(b["bound"], env)
+                    else:
+                        for bx in ASSUMED_BLOCKS:
+                            e2 = dict(env, blockDim_x=bx, blockDim_y=1, blockDim_z=1)
+                            assumed[bx] = ev(b["bound"], e2)
+                        ours = assumed[SDK_BLOCK]
                 except Exception as e:  # a name without a value (unknown launch)
                     status, reason = "not_evaluated", f"{e}"
+                    assumed = {}
+        a_ratios = {bx: v / m for bx, v in assumed.items()} if (assumed and m) else {}
+        worst_block = min(a_ratios, key=a_ratios.get) if a_ratios else None
         rac = r["racuda_bound_value"] if scope == "whole_launch" else r["racuda_bound_per_warp"]
-        m = r["measured"]
         rows.append(
             {
                 "id": r["id"],
@@ -127,7 +151,17 @@ def main():
                 "ours": ours,
                 "ours_status": status,
                 "ours_ratio": (ours / m) if (ours is not None and m) else None,
-                "ours_sound": (ours + 1e-6 >= m) if ours is not None else None,
+                "ours_sound": (
+                    all(v + 1e-6 >= m for v in assumed.values())
+                    if assumed
+                    else (ours + 1e-6 >= m) if ours is not None else None
+                ),
+                "assumed_block": (f"{SDK_BLOCK} (unknown; sound at all {len(assumed)} assumed)"
+                                  if assumed and all(v + 1e-6 >= m for v in assumed.values())
+                                  else f"{SDK_BLOCK} (unknown; UNSOUND at some)" if assumed else ""),
+                "ours_ratio_min_blocks": min(a_ratios.values()) if a_ratios else None,
+                "ours_ratio_max_blocks": max(a_ratios.values()) if a_ratios else None,
+                "worst_block": worst_block,
                 "ours_ms": ms,
                 "racuda": rac,
                 "racuda_ratio": (rac / m) if (rac is not None and m) else None,
@@ -186,6 +220,26 @@ def main():
             return f"{statistics.median(v):.2f} / {max(v):.2f}"
         ms = statistics.median(x["ours_ms"] for x in rs)
         print(f"| {bm} | {met} | {len(rs)} | {mm('ours')} | {mm('racuda')} | {ms:.0f} | {fmt(rs[0]['racuda_s'], 3)} |")
+    unk = [x for x in rows if x["assumed_block"]]
+    if unk:
+        print()
+        print(f"Unknown launch block (assumption): the symbolic bound at blockDim.x = 32, 64, …, 1024 and "
+              f"{SDK_BLOCK} ({len(ASSUMED_BLOCKS)} sizes), gridDim from the record; sound = sound at every size.")
+        print()
+        print("| benchmark | metric | sizes | sound at every block size | ratio at "
+              f"{SDK_BLOCK} (median / max) | smallest ratio over the sizes (block) | largest ratio over the sizes |")
+        print("|---|---|---|---|---|---|---|")
+        ug = defaultdict(list)
+        for x in unk:
+            ug[(x["benchmark"], x["metric"])].append(x)
+        for (bm, met), rs in sorted(ug.items()):
+            snd = sum(1 for x in rs if x["ours_sound"])
+            at = [x["ours_ratio"] for x in rs if x["ours_ratio"] is not None]
+            lo = min(rs, key=lambda x: x["ours_ratio_min_blocks"] or math.inf)
+            hi = max(x["ours_ratio_max_blocks"] or 0 for x in rs)
+            print(f"| {bm} | {met} | {len(rs)} | {snd}/{len(rs)} | "
+                  f"{statistics.median(at):.2f} / {max(at):.2f} | "
+                  f"{fmt(lo['ours_ratio_min_blocks'])} ({lo['worst_block']}) | {hi:.2f} |")
     bad = [x for x in rows if x["ours_sound"] is False]
     print()
     print(f"cudalog soundness violations: {len(bad)}")

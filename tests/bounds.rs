@@ -112,6 +112,10 @@ fn check(file: &str, f: &Function, c: &Case) -> Result<(), TestCaseError> {
         Err(e) => return Err(TestCaseError::reject(format!("simulation: {e}"))),
     };
     let mut env: BTreeMap<String, f64> = scalars;
+    // Template parameters: the simulator reads an unset one as 0.
+    for tp in &f.template_params {
+        env.entry(tp.name.clone()).or_insert(0.0);
+    }
     for (d, n) in ["x", "y", "z"].iter().enumerate() {
         env.insert(format!("blockDim.{n}"), f64::from(block[d]));
         env.insert(format!("gridDim.{n}"), f64::from(c.grid[d]));

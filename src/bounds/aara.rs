@@ -177,6 +177,8 @@ pub struct Aara<'a> {
     cons: Vec<Lin>,
     /// Loops with cost and no base (for the reason).
     unbounded: Vec<String>,
+    /// A positive cost term had no monomial (the bound would miss it).
+    dropped: bool,
     timed_out: bool,
 }
 
@@ -206,6 +208,7 @@ impl<'a> Aara<'a> {
             n_vars: 0,
             cons: Vec::new(),
             unbounded: Vec::new(),
+            dropped: false,
             timed_out: false,
         };
         a.collect_bases(prog);
@@ -222,6 +225,11 @@ impl<'a> Aara<'a> {
         let entry = a.back(prog, zero, &Some(Vec::new()), &jumps);
         if a.timed_out || Instant::now() > a.deadline {
             return Err(Failure::Timeout);
+        }
+        if a.dropped {
+            return Err(Failure::NoBound(
+                "a cost term is not expressible in the potentials (too many bases)".into(),
+            ));
         }
         let fresh = a.fresh();
         a.geq(&fresh, &entry);
@@ -457,6 +465,28 @@ impl<'a> Aara<'a> {
             }
             d -= 1;
         }
+        // Invariant atoms that costs mention (alignment indicators) may
+        // multiply any potential: a loop's iterations times an indicator.
+        let atom_bases: Vec<usize> = (0..n)
+            .filter(|b| matches!(self.bases[*b], Base::Atom(_)))
+            .collect();
+        if !atom_bases.is_empty() {
+            let existing = self.monos.clone();
+            'grow: for m in existing {
+                for &b in &atom_bases {
+                    if self.monos.len() >= 2 * MAX_MONOS {
+                        break 'grow;
+                    }
+                    if m.contains(&b) {
+                        continue;
+                    }
+                    let mut x = m.clone();
+                    x.push(b);
+                    x.sort_unstable();
+                    self.push_mono(x);
+                }
+            }
+        }
     }
 
     fn push_mono(&mut self, m: Vec<usize>) -> usize {
@@ -520,13 +550,18 @@ impl<'a> Aara<'a> {
         f
     }
 
-    fn add_tick(&self, p: &mut Pot, c: &Poly) {
+    fn add_tick(&mut self, p: &mut Pot, c: &Poly) {
         for (m, k) in &c.terms {
             let bases: Option<Vec<usize>> = m
                 .iter()
                 .map(|a| self.base_ids.get(&Base::Atom(*a)).copied())
                 .collect();
             let Some(mono) = bases.and_then(|b| self.mono_of(b)) else {
+                // A cost the potentials cannot express: no bound rather
+                // than a bound that leaves it out.
+                if *k > 0 {
+                    self.dropped = true;
+                }
                 continue;
             };
             p.coef.entry(mono).or_default().c += *k as f64;

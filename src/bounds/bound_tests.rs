@@ -68,3 +68,50 @@ fn assignment_values_bound_exactly_as_simulated() {
         assert_eq!(v, sim.max_warp[3] as f64, "{src}: bound {steps}");
     }
 }
+
+#[test]
+fn a_parameter_stride_is_aligned_when_the_parameter_is() {
+    // `B[j * w + i]`: 4 sectors per warp when `w` is a multiple of 8 (32-byte
+    // rows), up to 5 otherwise; the bound says so with an indicator of `w`.
+    use super::kernel::Scope;
+    use super::simulate::{SimConfig, simulate};
+    let f = lower(
+        "__global__ void k(int *A, int *B, int w, int h) {
+    int i = threadIdx.x;
+    for (int j = 0; j < h; j++) B[j * w + i] = A[i];
+}",
+    );
+    let a = Analysis::compute(&f, LaunchDims::default(), &Default::default());
+    let kb = kernel_bounds(
+        &f,
+        &a,
+        &CostModel::default(),
+        &Shape::default(),
+        &Limits::default(),
+    );
+    let sectors = kb
+        .bounds
+        .iter()
+        .find(|b| b.metric == super::Metric::Sectors && b.scope == Scope::PerWarp)
+        .and_then(|b| b.expr.clone())
+        .expect("a sectors bound");
+    assert!(sectors.to_string().contains('w'), "{sectors}");
+    for (w, exact) in [(64.0, true), (65.0, false), (8.0, true), (12.0, false)] {
+        let vals: std::collections::BTreeMap<String, f64> = [
+            ("w".to_string(), w),
+            ("h".to_string(), 3.0),
+            ("blockDim.x".to_string(), 32.0),
+        ]
+        .into();
+        let cfg = SimConfig {
+            scalars: vals.clone(),
+            ..SimConfig::default()
+        };
+        let sim = simulate(&f, &cfg).unwrap().max_warp[0] as f64;
+        let v = sectors.eval(&vals).unwrap();
+        assert!(v >= sim, "w = {w}: {sectors} = {v} < {sim}");
+        if exact {
+            assert_eq!(v, sim, "w = {w}: {sectors}");
+        }
+    }
+}

@@ -106,6 +106,8 @@ pub struct Exec<'a> {
     tracked: Vec<bool>,
     out: Vec<Node>,
     pending: [i64; 4],
+    /// Symbolic costs not yet emitted (alignment indicators).
+    pending_sym: [Poly; 4],
     acc: HashMap<ExprId, Vec<usize>>,
     frames: Vec<Frame>,
     div_depth: usize,
@@ -170,6 +172,7 @@ impl<'a> Exec<'a> {
             tracked,
             out: Vec::new(),
             pending: [0; 4],
+            pending_sym: Default::default(),
             acc,
             frames: Vec::new(),
             div_depth: 0,
@@ -230,8 +233,26 @@ impl<'a> Exec<'a> {
         }
     }
 
+    /// Pay a symbolic cost (a non-negative polynomial in invariant atoms).
+    fn pay_sym(&mut self, m: usize, p: &Poly) {
+        if let Some(x) = self.pending_sym[m].add(p) {
+            self.pending_sym[m] = x;
+        }
+    }
+
     fn flush(&mut self) {
-        if self.pending.iter().any(|c| *c != 0) {
+        let sym = self.pending_sym.iter().any(|p| !p.terms.is_empty());
+        if sym {
+            let c = std::mem::take(&mut self.pending);
+            let s = std::mem::take(&mut self.pending_sym);
+            let mut cost: Cost = Default::default();
+            for m in 0..4 {
+                cost[m] = s[m]
+                    .add(&Poly::constant(c[m]))
+                    .unwrap_or_else(|| s[m].clone());
+            }
+            self.out.push(Node::Tick(Box::new(cost)));
+        } else if self.pending.iter().any(|c| *c != 0) {
             let c = std::mem::take(&mut self.pending);
             self.out.push(Node::tick(c));
         }
@@ -662,11 +683,13 @@ impl<'a> Exec<'a> {
             let mut test_uniform = true;
             let mut guard: Option<Poly> = None;
             let mut test_cost = [0i64; 4];
+            let mut test_sym: [Poly; 4] = Default::default();
             let mut test_effects = false;
             let mut eval_test = |x: &mut Self| {
                 x.flush();
                 let mark = x.out.len();
                 let saved = std::mem::take(&mut x.pending);
+                let saved_sym = std::mem::take(&mut x.pending_sym);
                 if let Some(c) = cond {
                     let v = x.expr(c);
                     if as_const_truth(&v) != Some(true) {
@@ -679,6 +702,7 @@ impl<'a> Exec<'a> {
                     x.pay(DIVWARPS, 1);
                 }
                 test_cost = std::mem::replace(&mut x.pending, saved);
+                test_sym = std::mem::replace(&mut x.pending_sym, saved_sym);
                 if x.out.len() != mark {
                     test_effects = true;
                     x.out.truncate(mark);
@@ -745,7 +769,9 @@ impl<'a> Exec<'a> {
             }
             let mut test: Cost = Default::default();
             for m in 0..4 {
-                test[m] = Poly::constant(test_cost[m]);
+                test[m] = test_sym[m]
+                    .add(&Poly::constant(test_cost[m]))
+                    .unwrap_or_else(|| Poly::constant(test_cost[m]));
             }
             for n in pre {
                 self.emit(n);
@@ -868,6 +894,7 @@ impl<'a> Exec<'a> {
             self.unroll_budget = saved_budget.saturating_sub(64).min(saved_budget);
             self.out.truncate(entry_out);
             self.pending = [0; 4];
+            self.pending_sym = Default::default();
             return false;
         }
         true
@@ -1826,33 +1853,124 @@ impl Exec<'_> {
         let warp = i64::from(cm.warp);
         match space {
             MemSpace::Global => {
-                let s = match lane_offsets(addr, self.n(), wb, warp) {
+                let period = cm.sector_bytes as i64;
+                let (s, extra) = match lane_offsets(addr, self.n(), wb, warp) {
                     Some((offs, g)) => {
                         let offs = self.active(offs);
-                        worst_alignment(&offs, g, cm.sector_bytes as i64, |r| {
-                            cm.sectors(offs.iter().map(|o| (o + r, bytes)))
-                        })
+                        let f = |r| cm.sectors(offs.iter().map(|o| (o + r, bytes)));
+                        self.split_alignment(addr, wb, warp, period, g, &offs, f)
                     }
-                    None => n * per_lane_units(bytes, cm.sector_bytes as i64, aligned),
+                    None => (n * per_lane_units(bytes, period, aligned), None),
                 };
                 self.pay(SECTORS, s);
                 self.pay(STEPS, s);
+                if let Some(x) = extra {
+                    self.pay_sym(SECTORS, &x);
+                    self.pay_sym(STEPS, &x);
+                }
             }
             MemSpace::Shared => {
                 let period = i64::from(cm.banks) * i64::from(cm.bank_bytes);
-                let d = match lane_offsets(addr, self.n(), wb, warp) {
+                let (d, extra) = match lane_offsets(addr, self.n(), wb, warp) {
                     Some((offs, g)) => {
                         let offs = self.active(offs);
-                        worst_alignment(&offs, g, period, |r| {
-                            cm.bank_wavefronts(offs.iter().map(|o| (o + r, bytes))).0
-                        })
+                        let f = |r| cm.bank_wavefronts(offs.iter().map(|o| (o + r, bytes))).0;
+                        self.split_alignment(addr, wb, warp, period, g, &offs, f)
                     }
-                    None => n * per_lane_units(bytes, i64::from(cm.bank_bytes), aligned),
+                    None => (
+                        n * per_lane_units(bytes, i64::from(cm.bank_bytes), aligned),
+                        None,
+                    ),
                 };
                 self.pay(CONFLICTS, (d - 1).max(0));
                 self.pay(STEPS, d);
+                if let Some(x) = extra {
+                    self.pay_sym(CONFLICTS, &x);
+                    self.pay_sym(STEPS, &x);
+                }
             }
             _ => self.pay(STEPS, steps::OTHER_ACCESS as i64),
+        }
+    }
+}
+
+impl Exec<'_> {
+    /// The cost of an access whose base is `addr`'s symbolic part, split by
+    /// alignment: `(c, extra)` with the cost at most `c + extra`. `c` is the
+    /// worst cost over the shifts the base allows when every term with an
+    /// invariant integer factor (a parameter, a launch dimension) is a
+    /// multiple of `period`, and `extra` is `(worst - c) × Σ [p mod q ≠ 0]`
+    /// over those terms' factors `p` (the term `k·p·…` is a multiple of
+    /// `period` when `q = period / gcd(k, period)` divides `p`). So
+    /// `B[j * w + i]` costs 4 sectors per warp when `w` is a multiple of 8
+    /// and 5 otherwise, instead of 5 for every `w`. `extra` is `None` when
+    /// no term has such a factor or it changes nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn split_alignment(
+        &mut self,
+        addr: Option<&IntVal>,
+        wb: Option<AtomId>,
+        warp: i64,
+        period: i64,
+        g: i64,
+        offs: &[i64],
+        f: impl Fn(i64) -> u32,
+    ) -> (i64, Option<Poly>) {
+        let worst = worst_alignment(offs, g, period, &f);
+        let Some(a) = addr else {
+            return (worst, None);
+        };
+        let mut g0 = 0i64;
+        let mut factors: Vec<(AtomId, i64)> = Vec::new();
+        for (m, c) in &a.base.terms {
+            if m.is_empty() {
+                continue;
+            }
+            let k = if wb.is_some_and(|w| m.contains(&w)) {
+                c.abs().saturating_mul(warp)
+            } else {
+                c.abs()
+            };
+            if period <= 0 || k % period == 0 {
+                continue;
+            }
+            let p = m.iter().copied().find(|x| {
+                matches!(
+                    self.atoms.kind(*x),
+                    AtomKind::Param(_)
+                        | AtomKind::TParam(_)
+                        | AtomKind::BlockDim(_)
+                        | AtomKind::GridDim(_)
+                )
+            });
+            match p {
+                Some(p) => factors.push((p, period / gcd(k, period))),
+                None => g0 = gcd(g0, k),
+            }
+        }
+        if factors.is_empty() {
+            return (worst, None);
+        }
+        let aligned = worst_alignment(offs, g0, period, &f);
+        if aligned >= worst {
+            return (worst, None);
+        }
+        let mut ind = Poly::constant(0);
+        for (p, q) in factors {
+            let Some(pb) = self.atoms.to_bx(p) else {
+                return (worst, None);
+            };
+            let frac = Bx::div(pb, Bx::Int(q));
+            let expr = Bx::Sub(
+                Box::new(Bx::Ceil(Box::new(frac.clone()))),
+                Box::new(Bx::Floor(Box::new(frac))),
+            );
+            let d = self.atoms.intern(AtomKind::Derived { expr, nonneg: true });
+            ind = ind.add(&Poly::atom(d)).unwrap_or(ind);
+        }
+        match ind.scale(worst - aligned) {
+            Some(x) => (aligned, Some(x)),
+            None => (worst, None),
         }
     }
 }
@@ -1895,7 +2013,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 
 /// The worst of `f(r)` over the shifts `r` the base allows (multiples of
 /// `g` modulo `period`; only 0 when `g` is 0).
-fn worst_alignment(_offs: &[i64], g: i64, period: i64, f: impl Fn(i64) -> u32) -> i64 {
+fn worst_alignment(_offs: &[i64], g: i64, period: i64, f: &impl Fn(i64) -> u32) -> i64 {
     if g == 0 {
         return i64::from(f(0));
     }
