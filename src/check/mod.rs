@@ -307,6 +307,12 @@ pub fn function_findings(
                 pattern.push_str(&format!(
                     ", the fields this thread reads or writes of each element (in this statement, or for reads the next ones of its block) using {used} B (from offset {off}) of each {e}-byte element"
                 ));
+            } else if used > e as i64 {
+                // (issue 8 audit C3/C6) A group over several elements.
+                pattern.push_str(&format!(
+                    ", counted once with this thread's other accesses of `{}` at constant offsets from the same index (here and in the statements after it), which use {used} B of each lane's data together",
+                    acc.array
+                ));
             }
         } else if let (Some(e), Some(k), Some(off)) =
             (acc.elem_bytes, acc.access_bytes, acc.field_offset)

@@ -50,11 +50,19 @@ pub fn shared_costs(
     let lanes = super::coalescing::lanes(launch, cost.warp);
     let bank_bytes = u64::from(cost.bank_bytes.max(1));
     let mut out = Vec::new();
+    let (wide, merged) = adjacent_pairs(f, cx);
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Shared || single_thread(a) {
             continue;
         }
-        let Some(k) = a.access_bytes else { continue };
+        // (audit B2) The other half of a wide access costed on its first
+        // element.
+        if merged.contains(&i) {
+            continue;
+        }
+        let Some(k) = wide.get(&i).copied().or(a.access_bytes) else {
+            continue;
+        };
         let words_per_lane = k.div_ceil(bank_bytes).max(1) as u32;
         let unknown = SharedAccessCost {
             access: i,
@@ -166,6 +174,52 @@ pub fn shared_costs(
         });
     }
     out
+}
+
+/// (audit B2) Elements `s[c·i]`, `s[c·i + 1]`, …, `s[c·i + c - 1]` read (or
+/// written) by one statement, with a lane stride `c` of the elements and
+/// at most 16 bytes together: one `c`-element-wide access per lane (a
+/// `float2` in two halves), costed once on the lowest element. Returns
+/// (carrier → bytes per lane, the other members).
+fn adjacent_pairs(
+    f: &Function,
+    cx: &AffineCx<'_>,
+) -> (
+    std::collections::HashMap<usize, u64>,
+    std::collections::BTreeSet<usize>,
+) {
+    let mut wide = std::collections::HashMap::new();
+    let mut merged = std::collections::BTreeSet::new();
+    for g in super::reuse::compute(f).groups {
+        // Members of one statement, whole elements only.
+        let mut by_stmt: std::collections::BTreeMap<u32, Vec<super::reuse::Member>> =
+            std::collections::BTreeMap::new();
+        for m in &g.members {
+            let a = &f.accesses[m.access];
+            if a.space == MemSpace::Shared && m.lo == 0 && m.len == g.elem {
+                by_stmt.entry(a.stmt.0).or_default().push(*m);
+            }
+        }
+        for (_, mut ms) in by_stmt {
+            ms.sort_by_key(|m| m.k);
+            ms.dedup_by_key(|m| m.k);
+            let n = ms.len() as i64;
+            if n < 2 || ms[ms.len() - 1].k - ms[0].k + 1 != n || n * g.elem > 16 {
+                continue;
+            }
+            let carrier = ms[0].access;
+            let stride = index_form(cx, &f.accesses[carrier]).and_then(|fm| match fm.coef[0] {
+                Coef::Int(c) => Some(c),
+                _ => None,
+            });
+            if stride != Some(n) {
+                continue;
+            }
+            wide.insert(carrier, (n * g.elem) as u64);
+            merged.extend(ms[1..].iter().map(|m| m.access));
+        }
+    }
+    (wide, merged)
 }
 
 /// `{1, 2, 4, …, 128}` for long sets, every value for short ones.

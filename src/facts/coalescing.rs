@@ -139,8 +139,9 @@ pub fn global_costs(
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
     let lanes = lanes(launch, cost.warp);
-    let regions = read_regions(f);
-    let groups = field_groups(f, &regions);
+    let plan = share_plan(f, cx);
+    let chunks = chunk_loops(f);
+    let once = once_per_block_guarded(f);
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
@@ -148,12 +149,24 @@ pub fn global_costs(
         let (Some(elem), Some(k)) = (a.elem_bytes, a.access_bytes) else {
             continue;
         };
-        let group = groups.get(&group_key(i, a, &regions)).copied();
+        // (audit C3, M1) Sectors another access of the same thread already
+        // brought in: a re-read, a stencil neighbour. Not costed again.
+        if plan.covered[i].is_some() {
+            continue;
+        }
+        // (audit C5) Under `blockIdx.d == c && threadIdx.e == c'`: one row
+        // or column of threads in the selected blocks, once per launch:
+        // negligible next to the kernel's other traffic.
+        if once.contains(&a.stmt.0) {
+            continue;
+        }
+        let group = plan.span.get(&i).map(|(lo, len, _)| (*lo, *len));
+        let costed = plan.span.get(&i).map_or(i, |(_, _, l)| *l);
         let (field, k) = match group {
-            Some(g) => (g.lo, g.len),
+            Some((lo, len)) => (lo, len),
             None => (a.field_offset.unwrap_or(0) as i64, k.max(1) as i64),
         };
-        let grouped = group.is_some_and(|g| g.first != i);
+        let grouped = plan.member_of[i].is_some();
         let elem = elem as i64;
         if a.indices.iter().any(|e| from_memory(u, *e)) {
             out.push(GlobalAccessCost {
@@ -163,12 +176,29 @@ pub fn global_costs(
                 form: Affine::unknown_form(),
                 misaligned_rows: None,
                 fields: None,
-                grouped: false,
+                grouped,
             });
             continue;
         }
-        let Some(form) = index_form(cx, a) else {
+        let Some(form) = index_form(cx, &f.accesses[costed]) else {
             continue;
+        };
+        // (audit C1c) `a[S * tid + k]` inside `for (k = 0; k < S; ++k)`:
+        // across the loop each lane uses its whole chunk of S elements.
+        let mut chunk_note = None;
+        let (form, elem, k, field) = if group.is_none() && k == elem {
+            match chunk_form(f, &chunks, a, &form) {
+                Some(Chunk::Sized(form2, s)) if elem * s <= i64::from(cost.line_bytes) => {
+                    (form2, elem * s, k * s, 0)
+                }
+                Some(Chunk::Symbolic(name)) => {
+                    chunk_note = Some(name);
+                    (form, elem, k, field)
+                }
+                _ => (form, elem, k, field),
+            }
+        } else {
+            (form, elem, k, field)
         };
         let worst = match active.warps(a.stmt) {
             Some(warps) if !warps.is_empty() => warps
@@ -178,193 +208,351 @@ pub fn global_costs(
                 .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes, cost)),
             _ => lane_cost(i, form, elem, k, field, &lanes, cost),
         };
-        out.push(GlobalAccessCost {
-            fields: group.map(|g| (g.lo, g.len)),
+        let mut c = GlobalAccessCost {
+            fields: group,
             grouped,
             ..worst
+        };
+        // A chunk of symbolic size: per iteration the bound holds; when the
+        // chunk is short the later iterations hit the sectors the first
+        // fetched. Say so.
+        if let (Some(name), Sectors::UpTo(_, cause)) = (chunk_note, &mut c.sectors) {
+            cause.push_str(&format!(
+                "; the enclosing loop reads each lane's whole chunk of `{name}` elements, so when \
+                 `{name}` is small (a chunk of up to {} B) its later iterations reuse the sectors \
+                 the first one fetched",
+                cost.line_bytes
+            ));
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How the accesses of one thread share sectors (from [`super::reuse`]).
+struct SharePlan {
+    /// Per access: another access whose sectors hold this one's bytes (a
+    /// re-read, a stencil neighbour); it is not costed.
+    covered: Vec<Option<usize>>,
+    /// Per access: the group carrier, for the group's other members.
+    member_of: Vec<Option<usize>>,
+    /// For a group's members: the byte range the group uses of each lane's
+    /// data, relative to the group's lowest element, and that element's
+    /// access (whose index form costs the group).
+    span: std::collections::HashMap<usize, (i64, i64, usize)>,
+}
+
+/// (issue 8 audit C1, C1b, C3, C6, M1) Re-reads are covered by the first
+/// access; a group of accesses at several constant offsets or fields of
+/// one base index is costed once over the bytes they use together, unless
+/// the lanes' ranges overlap (stride below the group's extent: a stencil),
+/// where the neighbours' sectors are the centre's (`a[p]`, else the first).
+/// When what a group leaves unused of each lane's record (element, or
+/// stride × element) is no larger than its widest member (padding, the one
+/// component a statement skips), the whole record counts as used.
+fn share_plan(f: &Function, cx: &AffineCx<'_>) -> SharePlan {
+    let r = super::reuse::compute(f);
+    let n = f.accesses.len();
+    let mut plan = SharePlan {
+        covered: r.reread_of.clone(),
+        member_of: vec![None; n],
+        span: std::collections::HashMap::new(),
+    };
+    for g in &r.groups {
+        let Some(first) = g.members.first() else {
+            continue;
+        };
+        let elem = g.elem.max(1);
+        let stride = index_form(cx, &f.accesses[first.access]).and_then(|fm| match fm.coef[0] {
+            Coef::Int(c) => Some(c.abs()),
+            _ => None,
         });
-    }
-    out
-}
-
-/// Accesses of one statement (or, for reads, one run of straight-line
-/// statements) to the same element: same region, array, subscripts,
-/// direction and element size.
-type GroupKey = ((u32, u32, u32), String, String, bool, Option<u64>);
-
-fn group_key(i: usize, a: &Access, regions: &[(u32, u32, u32)]) -> GroupKey {
-    (
-        regions.get(i).copied().unwrap_or((a.stmt.0, 0, 0)),
-        a.array.clone(),
-        a.index_text.clone(),
-        a.is_write,
-        a.elem_bytes,
-    )
-}
-
-/// (issue 8 audit C1) For each access (by position): the region whose
-/// accesses to one element are costed together. A write's region is its
-/// statement. A read's region is the run of straight-line statements
-/// (declarations and expression statements, consecutive in one block) that
-/// holds it, cut after any statement that writes the same array, passes
-/// its pointer to a call, or assigns a variable some access index reads:
-/// `p[i].x` in one statement and `p[i].y` in the next are one fetch of the
-/// element (the second read hits the sectors the first brought into L1).
-/// The triple is (first statement of the run, array epoch, index epoch).
-fn read_regions(f: &Function) -> Vec<(u32, u32, u32)> {
-    use crate::ir::{ExprKind, StmtKind, UnOp, VarId};
-    let mut out: Vec<(u32, u32, u32)> = f.accesses.iter().map(|a| (a.stmt.0, 0, 0)).collect();
-    let mut by_stmt: std::collections::HashMap<u32, Vec<usize>> = std::collections::HashMap::new();
-    for (i, a) in f.accesses.iter().enumerate() {
-        by_stmt.entry(a.stmt.0).or_default().push(i);
-    }
-    // Variables some access index reads.
-    let mut index_vars: BTreeSet<u32> = BTreeSet::new();
-    for a in &f.accesses {
-        let mut stack: Vec<crate::ir::ExprId> = a.indices.clone();
-        while let Some(e) = stack.pop() {
-            if let ExprKind::Var(v) = f.expr(e).kind {
-                index_vars.insert(v.0);
+        let ks: BTreeSet<i64> = g.members.iter().map(|m| m.k).collect();
+        let (kmin, kmax) = (
+            ks.first().copied().unwrap_or(0),
+            ks.last().copied().unwrap_or(0),
+        );
+        let extent = kmax - kmin + 1;
+        let stencil = ks.len() > 1 && stride.is_some_and(|s| s < extent);
+        let members: Vec<super::reuse::Member> = if stencil {
+            let centre = if ks.contains(&0) { 0 } else { first.k };
+            let carrier = g
+                .members
+                .iter()
+                .find(|m| m.k == centre)
+                .map(|m| m.access)
+                .unwrap_or(first.access);
+            for m in g.members.iter().filter(|m| m.k != centre) {
+                plan.covered[m.access] = Some(carrier);
             }
-            stack.extend(f.child_exprs(e));
+            g.members
+                .iter()
+                .filter(|m| m.k == centre)
+                .copied()
+                .collect()
+        } else {
+            g.members.clone()
+        };
+        let distinct: BTreeSet<(i64, i64, i64)> =
+            members.iter().map(|m| (m.k, m.lo, m.len)).collect();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let carrier = members[0];
+        // The group is costed from its lowest element (its address is the
+        // group's start): `lo` is relative to that element.
+        let lowest = members
+            .iter()
+            .min_by_key(|m| (m.k, m.access))
+            .copied()
+            .unwrap_or(carrier);
+        let base = lowest.k * elem;
+        let lo = members.iter().map(|m| m.k * elem + m.lo).min().unwrap_or(0);
+        let hi = members
+            .iter()
+            .map(|m| m.k * elem + m.lo + m.len)
+            .max()
+            .unwrap_or(0);
+        let widest = members.iter().map(|m| m.len).max().unwrap_or(0);
+        let one_element = members.iter().all(|m| m.k == carrier.k);
+        let record = if one_element {
+            elem
+        } else {
+            stride.filter(|s| *s > 0).map(|s| s * elem).unwrap_or(elem)
+        };
+        let (lo, len) = if hi - lo <= record && record - (hi - lo) <= widest {
+            if one_element {
+                (0, elem)
+            } else {
+                (lo - base, record)
+            }
+        } else {
+            (lo - base, hi - lo)
+        };
+        // Every member carries the group's cost (the access facts of each
+        // say what the group touches); only the first is reported.
+        for m in &members {
+            plan.span.insert(m.access, (lo, len, lowest.access));
+            if m.access != carrier.access {
+                plan.member_of[m.access] = Some(carrier.access);
+            }
         }
     }
-    // Whether `e` passes the pointer `v` itself (not a value read through it).
-    fn passes_pointer(f: &Function, e: crate::ir::ExprId, v: VarId) -> bool {
+    plan
+}
+
+/// (audit C5) Statements inside the `then` of a condition whose
+/// conjuncts include a block-index equality (`blockIdx.y == 0`, or a local
+/// holding it) and a thread-index equality (`threadIdx.y == 0`): run by at
+/// most one row, column or slice of threads of the blocks selected.
+fn once_per_block_guarded(f: &Function) -> BTreeSet<u32> {
+    use crate::ir::{BinOp, Builtin, ExprKind, StmtKind};
+    let defs = super::reuse::single_defs(f);
+    fn builtin(
+        f: &Function,
+        defs: &std::collections::HashMap<u32, ExprId>,
+        e: ExprId,
+        depth: u32,
+    ) -> Option<Builtin> {
         match &f.expr(e).kind {
-            ExprKind::Var(x) => *x == v,
-            ExprKind::Index { .. } | ExprKind::Member { .. } | ExprKind::Unary(UnOp::Deref, _) => {
-                false
-            }
-            _ => f
-                .child_exprs(e)
-                .into_iter()
-                .any(|c| passes_pointer(f, c, v)),
+            ExprKind::Builtin(b) => Some(*b),
+            ExprKind::Cast(_, x) => builtin(f, defs, *x, depth),
+            ExprKind::Var(v) if depth < 4 => builtin(f, defs, *defs.get(&v.0)?, depth + 1),
+            _ => None,
         }
     }
-    for st in &f.stmts {
-        let StmtKind::Block(children) = &st.kind else {
-            continue;
-        };
-        let mut run_start: Option<u32> = None;
-        let mut array_epoch: std::collections::HashMap<&str, u32> =
-            std::collections::HashMap::new();
-        let mut var_epoch = 0u32;
-        for c in children {
-            let roots: Vec<crate::ir::ExprId> = match &f.stmt(*c).kind {
-                StmtKind::Decl { init, .. } => init.iter().copied().collect(),
-                StmtKind::Expr(e) => vec![*e],
-                _ => {
-                    run_start = None;
-                    array_epoch.clear();
-                    var_epoch = 0;
-                    continue;
+    let guard = |cond: ExprId| -> bool {
+        let (mut block, mut thread) = (false, false);
+        let mut stack = vec![cond];
+        while let Some(e) = stack.pop() {
+            match &f.expr(e).kind {
+                ExprKind::Binary(BinOp::LogAnd, l, r) => {
+                    stack.push(*l);
+                    stack.push(*r);
                 }
-            };
-            let start = *run_start.get_or_insert(c.0);
-            let here = by_stmt.get(&c.0).cloned().unwrap_or_default();
-            for &i in &here {
-                let a = &f.accesses[i];
-                if !a.is_write {
-                    let ep = array_epoch.get(a.array.as_str()).copied().unwrap_or(0);
-                    out[i] = (start, ep, var_epoch);
-                }
-            }
-            // What this statement changes cuts the following reads off.
-            for &i in &here {
-                let a = &f.accesses[i];
-                if a.is_write {
-                    *array_epoch.entry(a.array.as_str()).or_insert(0) += 1;
-                }
-            }
-            let mut stack = roots;
-            while let Some(e) = stack.pop() {
-                match &f.expr(e).kind {
-                    ExprKind::Assign { lhs, .. } => {
-                        if let ExprKind::Var(v) = f.expr(*lhs).kind
-                            && index_vars.contains(&v.0)
-                        {
-                            var_epoch += 1;
-                        }
+                ExprKind::Binary(BinOp::Eq, l, r) => {
+                    let side = match (&f.expr(*l).kind, &f.expr(*r).kind) {
+                        (ExprKind::Int(_), _) => *r,
+                        (_, ExprKind::Int(_)) => *l,
+                        _ => continue,
+                    };
+                    match builtin(f, &defs, side, 0) {
+                        Some(Builtin::BlockIdx(_)) => block = true,
+                        Some(Builtin::ThreadIdx(_)) => thread = true,
+                        _ => {}
                     }
-                    ExprKind::IncDec { target, .. } => {
-                        if let ExprKind::Var(v) = f.expr(*target).kind
-                            && index_vars.contains(&v.0)
-                        {
-                            var_epoch += 1;
-                        }
-                    }
-                    ExprKind::Call { args, .. } => {
-                        for a in f.accesses.iter() {
-                            if let Some(v) = a.var
-                                && args.iter().any(|x| passes_pointer(f, *x, v))
-                            {
-                                *array_epoch.entry(a.array.as_str()).or_insert(0) += 1;
-                            }
-                        }
-                    }
-                    _ => {}
                 }
-                stack.extend(f.child_exprs(e));
+                _ => {}
             }
         }
+        block && thread
+    };
+    fn walk(
+        f: &Function,
+        s: crate::ir::StmtId,
+        inside: bool,
+        guard: &dyn Fn(ExprId) -> bool,
+        out: &mut BTreeSet<u32>,
+    ) {
+        if inside {
+            out.insert(s.0);
+        }
+        if let StmtKind::If { cond, then, els } = &f.stmt(s).kind {
+            walk(f, *then, inside || guard(*cond), guard, out);
+            if let Some(e) = els {
+                walk(f, *e, inside, guard, out);
+            }
+            return;
+        }
+        for c in f.child_stmts(s) {
+            walk(f, c, inside, guard, out);
+        }
+    }
+    let mut out = BTreeSet::new();
+    if let Some(b) = f.body {
+        walk(f, b, false, &guard, &mut out);
     }
     out
 }
 
-/// The bytes of each element that a statement's accesses to several of its
-/// fields use together.
-#[derive(Clone, Copy, Debug)]
-struct FieldGroup {
-    /// First byte used (offset in the element).
-    lo: i64,
-    /// Bytes from `lo` to the end of the last field used.
-    len: i64,
-    /// The access that carries the group's cost.
-    first: usize,
+/// The loop fills each lane's chunk (audit C1c).
+enum Chunk {
+    /// Chunks of this many elements: the form counts chunks.
+    Sized(Affine, i64),
+    /// Chunks of a symbolic size (`f128::size`, `C`): its text.
+    Symbolic(String),
 }
 
-/// (issue 8, class 5) Fields of one element read (or written) by the same
-/// statement (`p[i].x + p[i].y`, `uchar4` `.x/.y/.z`) are fetched together:
-/// each group is costed once, over the bytes from its first to its last
-/// field. When what is left of the element is no larger than the widest
-/// field used (padding, or the one component a statement skips), the whole
-/// element counts as used: that is not waste a layout change would remove.
-fn field_groups(
-    f: &Function,
-    regions: &[(u32, u32, u32)],
-) -> std::collections::HashMap<GroupKey, FieldGroup> {
-    let mut spans: std::collections::HashMap<GroupKey, (BTreeSet<(i64, i64)>, usize)> =
-        std::collections::HashMap::new();
-    for (i, a) in f.accesses.iter().enumerate() {
-        let (Some(e), Some(k), Some(off)) = (a.elem_bytes, a.access_bytes, a.field_offset) else {
-            continue;
+/// Counted loops `for (k = 0; k < S; ++k)` (`k++`, `k += 1`): for each
+/// statement inside one, the loops' counters and bounds, innermost last.
+fn chunk_loops(f: &Function) -> std::collections::HashMap<u32, Vec<(crate::ir::VarId, ExprId)>> {
+    use crate::ir::{BinOp, ExprKind, StmtKind};
+    fn counted(f: &Function, s: crate::ir::StmtId) -> Option<(crate::ir::VarId, ExprId)> {
+        let StmtKind::For {
+            init: Some(init),
+            cond: Some(cond),
+            step: Some(step),
+            ..
+        } = &f.stmt(s).kind
+        else {
+            return None;
         };
-        if k >= e {
-            continue;
+        let zero = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Int(0));
+        let var = match &f.stmt(*init).kind {
+            StmtKind::Decl { var, init: Some(e) } if zero(*e) => *var,
+            StmtKind::Expr(e) => match &f.expr(*e).kind {
+                ExprKind::Assign { op: None, lhs, rhs } if zero(*rhs) => match f.expr(*lhs).kind {
+                    ExprKind::Var(v) => v,
+                    _ => return None,
+                },
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let is_var = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(v) if v == var);
+        let bound = match &f.expr(*cond).kind {
+            ExprKind::Binary(BinOp::Lt, l, r) if is_var(*l) => *r,
+            _ => return None,
+        };
+        let unit = match &f.expr(*step).kind {
+            ExprKind::IncDec {
+                target,
+                increment: true,
+                ..
+            } => is_var(*target),
+            ExprKind::Assign {
+                op: Some(BinOp::Add),
+                lhs,
+                rhs,
+            } => is_var(*lhs) && matches!(f.expr(*rhs).kind, ExprKind::Int(1)),
+            _ => false,
+        };
+        unit.then_some((var, bound))
+    }
+    fn walk(
+        f: &Function,
+        s: crate::ir::StmtId,
+        stack: &mut Vec<(crate::ir::VarId, ExprId)>,
+        out: &mut std::collections::HashMap<u32, Vec<(crate::ir::VarId, ExprId)>>,
+    ) {
+        if !stack.is_empty() {
+            out.insert(s.0, stack.clone());
         }
-        let entry = spans
-            .entry(group_key(i, a, regions))
-            .or_insert_with(|| (BTreeSet::new(), i));
-        entry.0.insert((off as i64, k as i64));
+        let c = counted(f, s);
+        if let Some(c) = c {
+            stack.push(c);
+        }
+        for ch in f.child_stmts(s) {
+            walk(f, ch, stack, out);
+        }
+        if c.is_some() {
+            stack.pop();
+        }
     }
     let mut out = std::collections::HashMap::new();
-    for (key, (fields, first)) in spans {
-        if fields.len() < 2 {
-            continue;
-        }
-        let elem = key.4.unwrap_or(0) as i64;
-        let lo = fields.iter().map(|(o, _)| *o).min().unwrap_or(0);
-        let hi = fields.iter().map(|(o, k)| o + k).max().unwrap_or(0);
-        let widest = fields.iter().map(|(_, k)| *k).max().unwrap_or(0);
-        let (lo, len) = if elem - (hi - lo) <= widest {
-            (0, elem)
-        } else {
-            (lo, hi - lo)
-        };
-        out.insert(key, FieldGroup { lo, len, first });
+    if let Some(b) = f.body {
+        walk(f, b, &mut Vec::new(), &mut out);
     }
     out
+}
+
+/// (audit C1c) When `a`'s last subscript is `E + k` with `k` the counter
+/// of an enclosing counted loop whose bound `S` equals the lanes' stride
+/// (`S * tid + k`, `idx + k` with `idx = tid * S`): the loop touches each
+/// lane's whole chunk of `S` elements. A constant chunk of at most a line
+/// (the loop unrolled, its later iterations L1 hits) is costed as one
+/// access of the chunk; a longer or symbolic one (a thread per row of `C`
+/// elements) keeps its per-iteration cost, the symbolic one with a note.
+fn chunk_form(
+    f: &Function,
+    loops: &std::collections::HashMap<u32, Vec<(crate::ir::VarId, ExprId)>>,
+    a: &Access,
+    form: &Affine,
+) -> Option<Chunk> {
+    use crate::ir::{BinOp, ExprKind};
+    let enclosing = loops.get(&a.stmt.0)?;
+    let last = *a.indices.last()?;
+    let mut addends = Vec::new();
+    let mut stack = vec![last];
+    while let Some(e) = stack.pop() {
+        match &f.expr(e).kind {
+            ExprKind::Binary(BinOp::Add, l, r) => {
+                stack.push(*l);
+                stack.push(*r);
+            }
+            _ => addends.push(e),
+        }
+    }
+    let norm = |s: &str| s.split_whitespace().collect::<String>();
+    for (var, bound) in enclosing.iter().rev() {
+        let hits = addends
+            .iter()
+            .filter(|e| matches!(f.expr(**e).kind, ExprKind::Var(v) if v == *var))
+            .count();
+        if hits != 1 {
+            continue;
+        }
+        let lane = (0..3).find(|d| !matches!(form.coef[*d], Coef::Int(0)))?;
+        return match (&form.coef[lane], &f.expr(*bound).kind) {
+            (Coef::Int(c), ExprKind::Int(s)) if *s > 1 && c.abs() == *s => {
+                let mut g = form.clone();
+                for d in 0..3 {
+                    match g.coef[d] {
+                        Coef::Int(x) if x % s == 0 => g.coef[d] = Coef::Int(x / s),
+                        Coef::Int(_) => return None,
+                        _ => {}
+                    }
+                }
+                g.offset = None;
+                Some(Chunk::Sized(g, *s))
+            }
+            (Coef::Sym(name), _) if norm(name) == norm(&f.expr_text(*bound)) => {
+                Some(Chunk::Symbolic(name.clone()))
+            }
+            _ => None,
+        };
+    }
+    None
 }
 
 /// The cost of one global access for one warp's (active) lanes.
@@ -515,7 +703,15 @@ fn lane_cost(
             total_bytes += row_bytes;
             widest = widest.max(row_bytes);
         }
-        let min_sectors = ((total_bytes + sector - 1) / sector).max(1) as u32;
+        // (audit C4) Every lane of a row reads the same bytes (a halo
+        // column broadcast to its row): a column needs one sector per row
+        // whatever the mapping, so that is the minimum (rows of at least
+        // 8 lanes: a column read by many narrow rows stays a finding).
+        let min_sectors = if widest <= k && rows * 8 <= n_lanes as u32 {
+            aligned
+        } else {
+            ((total_bytes + sector - 1) / sector).max(1) as u32
+        };
         // (issue 8) Rows holding more than one element whose starts a
         // constant offset moves off sector boundaries (`in[(n + 1) * ty + tx
         // + 1]`): the row stride is symbolic, so each row's alignment is
@@ -566,6 +762,15 @@ fn lane_cost(
     }
     let aligned = count(0, sector);
     let lines = count(0, line);
+    // (audit C4) The lanes of each row share one address (x stride 0, the
+    // rows apart): one sector per row is the minimum for a column (rows of
+    // at least 8 lanes).
+    let rows = lanes.iter().map(|l| l.1).collect::<BTreeSet<_>>().len() as i64;
+    let min_sectors = if ints[0] == 0 && varying(1) && ints[1] != 0 && rows * 8 <= n_lanes {
+        min_sectors.max(aligned)
+    } else {
+        min_sectors
+    };
     let rest_aligned = form.rest_multiple == 0 || (form.rest_multiple as i64 * elem) % sector == 0;
     let (actual, alignment_known) = match form.offset {
         Some(o) if rest_aligned => (count(o * elem, sector), true),

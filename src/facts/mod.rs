@@ -21,6 +21,7 @@ pub mod loops;
 pub mod named_barriers;
 pub mod races;
 pub mod relations;
+pub mod reuse;
 pub mod stride;
 pub mod uniformity;
 

@@ -2037,7 +2037,19 @@ impl<'a> Lower<'a> {
             } else {
                 Mode::Read
             };
-            args.push(self.expr_node(*a, cx, m));
+            let e = self.expr_node(*a, cx, m);
+            // (issue 8) `atomicCAS(addr, …)` with a pointer (`p`, `p + i`)
+            // rather than `&a[i]`: the atomic accesses `*addr`. The access
+            // hangs on a `*addr` node outside the tree (nothing parses it).
+            if m == Mode::Atomic
+                && !matches!(self.f.expr(e).kind, ExprKind::Unary(UnOp::AddrOf, _))
+                && self.type_of(e).is_some_and(|t| t.is_indexable())
+            {
+                let span = self.f.expr(e).span;
+                let deref = self.expr(ExprKind::Unary(UnOp::Deref, e), span);
+                self.deref_access(deref, e, Mode::Atomic, *a, cx);
+            }
+            args.push(e);
         }
         let id = self.expr(
             ExprKind::Call {

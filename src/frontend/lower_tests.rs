@@ -415,3 +415,28 @@ fn macro_expansion_bombs_are_bounded_with_a_diagnostic() {
     assert!(f.accesses.iter().any(|a| a.index_text == "[M2]"));
     assert!(f.accesses.iter().any(|a| a.index_text == "[threadIdx.x]"));
 }
+
+/// (issue 8) An atomic on a bare pointer (`atomicCAS(flag, …)`, `atomicAdd(p
+/// + i, …)`) accesses `*flag` / `p[i]` like `&a[i]` forms do.
+#[test]
+fn atomic_on_a_bare_pointer_is_an_access() {
+    let src = "__global__ void k(int *flag, float *p, int n) {\n\
+  int i = threadIdx.x;\n\
+  atomicCAS(flag, 0, 1);\n\
+  atomicAdd(p + i, 1.0f);\n\
+  atomicAdd(&p[n], 2.0f);\n\
+}\n";
+    let f = lower(src, "k");
+    let s = access_summary(&f);
+    assert!(
+        s.iter().any(|x| x.contains("flag global R 4B [0]")),
+        "{s:?}"
+    );
+    assert!(
+        s.iter().any(|x| x.contains("flag global W 4B [0]")),
+        "{s:?}"
+    );
+    assert!(s.iter().any(|x| x.contains("p global W 4B [i]")), "{s:?}");
+    assert!(s.iter().any(|x| x.contains("p global W 4B [n]")), "{s:?}");
+    assert!(f.accesses.iter().all(|a| a.atomic), "{s:?}");
+}
