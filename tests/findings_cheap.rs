@@ -122,3 +122,15 @@ fn a_one_warp_block_says_every_warp() {
     let m = d[0]["message"].as_str().unwrap();
     assert!(m.contains("at most one warp per block"), "{m}");
 }
+
+/// Session 5 audit V11: under `dim3(4, 8, z)` a warp is one z-slice, so a
+/// loop over `x + 4·z` stepping by a multiple of 4 is a stride loop (one
+/// partial iteration), not a warning.
+#[test]
+fn z_slice_warps_make_a_stride_loop() {
+    let all = common::check_fixtures(&["findings/cheap/zslice.cu"]);
+    let d = divergent(&all, "zslice_stride");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
+}
