@@ -46,11 +46,14 @@ fn short_parts_under_thread_index_conditions_stay() {
     );
 }
 
+/// Above the threshold a data-dependent straight-line part is reported
+/// with its cost; at four times the threshold (35 operations here) it is
+/// a warning.
 #[test]
-fn long_data_dependent_part_is_a_note_with_its_cost() {
+fn long_data_dependent_part_is_reported_with_its_cost() {
     let d = divergent(findings(), "long_data_branch");
     assert_eq!(d.len(), 1, "{d:#?}");
-    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["severity"], "warning");
     let m = d[0]["message"].as_str().unwrap();
     assert!(m.contains("12 memory accesses"), "{m}");
     assert!(m.contains("depends on values loaded per thread"), "{m}");
@@ -121,4 +124,16 @@ fn a_one_warp_block_says_every_warp() {
     assert_eq!(d.len(), 1, "{d:#?}");
     let m = d[0]["message"].as_str().unwrap();
     assert!(m.contains("at most one warp per block"), "{m}");
+}
+
+/// Session 5 audit V11: under `dim3(4, 8, z)` a warp is one z-slice, so a
+/// loop over `x + 4·z` stepping by a multiple of 4 is a stride loop (one
+/// partial iteration), not a warning.
+#[test]
+fn z_slice_warps_make_a_stride_loop() {
+    let all = common::check_fixtures(&["findings/cheap/zslice.cu"]);
+    let d = divergent(&all, "zslice_stride");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["severity"], "note");
+    assert_eq!(d[0]["facts"]["stride_tail"], true);
 }

@@ -58,8 +58,29 @@ fn stride_loop_without_a_partial_iteration_is_not_reported() {
 fn register_only_branches_are_selects_and_not_reported() {
     let d = divergent("selects");
     assert!(d.is_empty(), "{d:#?}");
-    // A store under the branch is not a select.
-    let d = divergent("predicated_store");
+    // A store under the branch is not a select, but under a data test it is
+    // below `[cost] divergent_min_ops` (session 5, tests/findings_cheap.rs):
+    // not reported by default; with the threshold at 0 it is, as a plain
+    // branch.
+    assert!(divergent("predicated_store").is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_fixtures(
+        dir.path(),
+        &[
+            "findings/divergence_cost/kernels.cu",
+            "findings/divergence_cost/warp_size.h",
+        ],
+    );
+    std::fs::write(
+        dir.path().join("cudalog.toml"),
+        "[cost]\ndivergent_min_ops = 0\n",
+    )
+    .unwrap();
+    let all = common::check_json(dir.path());
+    let d: Vec<_> = all
+        .iter()
+        .filter(|f| f["rule"] == "divergent-branch" && f["function"] == "predicated_store")
+        .collect();
     assert_eq!(d.len(), 1, "{d:?}");
     assert_eq!(d[0]["facts"]["shape"], "plain");
 }

@@ -456,13 +456,17 @@ pub fn function_findings(
         // A divergent `?:`/`&&`/`||` is a select or a short predicated
         // sequence: cheap, so a note whatever its operands read. So are
         // two calls of one function (often merged), threshold guards
-        // splitting one warp per block (audit D5), and straight-line parts
-        // under a data-dependent condition (the split follows the input).
+        // splitting one warp per block (audit D5), and short straight-line
+        // parts under a data-dependent condition (the split follows the
+        // input): under four times `divergent_min_ops` (four blocks the
+        // compiler could have predicated) and without calls.
+        let short_data =
+            bounded && b.data_dependent && w.calls == 0 && w.ops < 4 * a.cost.divergent_min_ops;
         let severity = if tail.is_none()
             && !b.in_expression
             && (memory || looping)
             && b.shape == Shape::Plain
-            && !(bounded && b.data_dependent)
+            && !short_data
         {
             Severity::Warning
         } else {

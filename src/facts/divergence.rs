@@ -771,13 +771,19 @@ fn affine_stride(
     let Coef::Int(k) = init.coef[0] else {
         return false;
     };
-    // y/z terms are constant over a warp's lanes when a warp lies in one
-    // row (blockDim.x a multiple of 32) or the dimension is trivial.
-    let warp_in_row = launch.block[0].is_some_and(|bx| bx % 32 == 0);
+    // y/z terms are constant over a warp's lanes when the threads before
+    // that dimension (blockDim.x for y, blockDim.x·blockDim.y for z) are a
+    // multiple of 32, so a warp lies in one row / z-slice (session 5 audit
+    // V11: `dim3(4, 8, z)`), or the dimension is trivial.
+    let lanes_below = |d: usize| {
+        launch.block[..d]
+            .iter()
+            .try_fold(1u64, |n, b| b.map(|b| n * u64::from(b)))
+    };
     let const_in_warp = |d: usize| {
         init.coef[d].is_zero()
             || (!matches!(init.coef[d], Coef::Unknown)
-                && (warp_in_row || launch.block[d] == Some(1)))
+                && (lanes_below(d).is_some_and(|n| n % 32 == 0) || launch.block[d] == Some(1)))
     };
     if k <= 0 || !const_in_warp(1) || !const_in_warp(2) {
         return false;
