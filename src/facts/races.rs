@@ -2051,9 +2051,14 @@ fn check_pair(
                 let mut w = run(false, dir);
                 // A witness with negative thread-invariant values (a block
                 // size of -1023) reads as nonsense: prefer one whose
-                // symbols are all non-negative when there is one.
-                if w.as_ref()
-                    .is_some_and(|(w, _)| w.values.iter().any(|(_, v)| *v < 0))
+                // symbols are all non-negative when there is one. Only where
+                // the message shows them: a proven collision that depends on
+                // symbols (a warning naming them).
+                if !between_blocks
+                    && known
+                    && w.as_ref()
+                        .is_some_and(|(w, g)| g.is_empty() && w.values.iter().any(|(_, v)| *v < 0))
+                    && !symbols_deciding(&ia, &ib).is_empty()
                     && let Some(better) = run(true, dir).or_else(|| run(true, -dir))
                 {
                     w = Some(better);
