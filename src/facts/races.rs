@@ -2291,7 +2291,13 @@ fn data_guard_assumption(cx: &Cx<'_>, guards: &[DataGuard]) -> String {
             }
         }
     }
-    if let Some((arr, _, _, k, g)) = tests.iter().find(|t| t.2 == BinOp::Eq) {
+    // A key looked up (not a constant sentinel such as `== 0` or `== -1`,
+    // which many threads can match).
+    let constant = |k: ExprId| {
+        super::barriers::const_value(f, k).is_some()
+            || matches!(f.expr(k).kind, ExprKind::Float(_) | ExprKind::Bool(_))
+    };
+    if let Some((arr, _, _, k, g)) = tests.iter().find(|t| t.2 == BinOp::Eq && !constant(t.3)) {
         return format!(
             "the guard `{}` compares each thread's element of `{arr}` with `{}`: the code is \
              race-free only if the elements of `{arr}` the threads read are distinct (unique \
