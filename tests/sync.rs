@@ -366,6 +366,14 @@ fn possible_race_notes_name_the_data_they_assume() {
     assert_eq!(f["severity"], "note", "{f}");
     let m = f["message"].as_str().unwrap();
     assert!(m.contains("unique keys") && m.contains("`keys"), "{f}");
+    // A sentinel (`== -1`) is no key: the note quotes the guard.
+    let f = msg("sentinel_guard");
+    assert_eq!(f["severity"], "note", "{f}");
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        !m.contains("unique keys") && m.contains("(`in[t] == -1`)"),
+        "{f}"
+    );
     // An interval search between consecutive elements: sorted keys.
     let f = msg("find_slot");
     assert_eq!(f["severity"], "note", "{f}");

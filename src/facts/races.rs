@@ -2051,9 +2051,14 @@ fn check_pair(
                 let mut w = run(false, dir);
                 // A witness with negative thread-invariant values (a block
                 // size of -1023) reads as nonsense: prefer one whose
-                // symbols are all non-negative when there is one.
-                if w.as_ref()
-                    .is_some_and(|(w, _)| w.values.iter().any(|(_, v)| *v < 0))
+                // symbols are all non-negative when there is one. Only where
+                // the message shows them: a proven collision that depends on
+                // symbols (a warning naming them).
+                if !between_blocks
+                    && known
+                    && w.as_ref()
+                        .is_some_and(|(w, g)| g.is_empty() && w.values.iter().any(|(_, v)| *v < 0))
+                    && !symbols_deciding(&ia, &ib).is_empty()
                     && let Some(better) = run(true, dir).or_else(|| run(true, -dir))
                 {
                     w = Some(better);
@@ -2286,7 +2291,13 @@ fn data_guard_assumption(cx: &Cx<'_>, guards: &[DataGuard]) -> String {
             }
         }
     }
-    if let Some((arr, _, _, k, g)) = tests.iter().find(|t| t.2 == BinOp::Eq) {
+    // A key looked up (not a constant sentinel such as `== 0` or `== -1`,
+    // which many threads can match).
+    let constant = |k: ExprId| {
+        super::barriers::const_value(f, k).is_some()
+            || matches!(f.expr(k).kind, ExprKind::Float(_) | ExprKind::Bool(_))
+    };
+    if let Some((arr, _, _, k, g)) = tests.iter().find(|t| t.2 == BinOp::Eq && !constant(t.3)) {
         return format!(
             "the guard `{}` compares each thread's element of `{arr}` with `{}`: the code is \
              race-free only if the elements of `{arr}` the threads read are distinct (unique \
