@@ -1,6 +1,12 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc instead of glibc's allocator: a cold `check` spends about a third
+/// of its time in malloc/free, and glibc's bins (consolidation, unlinking)
+/// slow down as the heap grows (docs/performance.md, "Allocator").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // A closed pipe (`cudalog query … | head`) ends the program quietly, as
     // it ends other Unix tools, instead of a panic in `print!`.
