@@ -233,7 +233,7 @@ pub fn global_costs(
         // fetched. Say so.
         if let (Some(name), Sectors::UpTo(_, cause)) = (chunk_note, &mut c.sectors) {
             cause.push_str(&format!(
-                "; the enclosing loop reads each lane's whole chunk of `{name}` elements, so when \
+                "; the enclosing loop accesses each lane's whole chunk of `{name}` elements, so when \
                  `{name}` is small (a chunk of up to {} B) its later iterations reuse the sectors \
                  the first one fetched",
                 cost.line_bytes
