@@ -100,3 +100,23 @@ fn two_adjacent_words_of_one_statement_are_one_wide_shared_access() {
         .collect();
     assert!(b.is_empty(), "{b:#?}");
 }
+
+/// With `sector_bytes = 128` (GPUDrano's unit) the model counts each
+/// instruction's transactions: reuse across statements does not apply.
+#[test]
+fn per_instruction_model_costs_each_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_fixtures(dir.path(), &["findings/coalesce/reuse.cu"]);
+    std::fs::write(
+        dir.path().join("cudalog.toml"),
+        "[cost]\nsector_bytes = 128\n",
+    )
+    .unwrap();
+    let all = common::check_json(dir.path());
+    assert_eq!(global_in(&all, "accumulate").len(), 4, "{all:#?}");
+    let r: Vec<_> = global_in(&all, "reread")
+        .into_iter()
+        .filter(|f| f["facts"]["array"] == "rec")
+        .collect();
+    assert_eq!(r.len(), 2, "{r:#?}");
+}

@@ -139,9 +139,24 @@ pub fn global_costs(
 ) -> Vec<GlobalAccessCost> {
     let mut out = Vec::new();
     let lanes = lanes(launch, cost.warp);
-    let plan = share_plan(f, cx);
-    let chunks = chunk_loops(f);
-    let once = once_per_block_guarded(f);
+    // With sectors as large as lines (`sector_bytes = 128`, GPUDrano's
+    // unit) the model counts each instruction's L1 transactions: an L1 hit
+    // of a later statement still costs its own, and a small cost is still
+    // a cost. Sector reuse across statements, loop chunks, halo columns and
+    // once-per-block guards then do not apply (fields of one statement
+    // still share one instruction's transactions).
+    let per_instruction = cost.sector_bytes >= cost.line_bytes;
+    let plan = share_plan(f, cx, per_instruction);
+    let chunks = if per_instruction {
+        Default::default()
+    } else {
+        chunk_loops(f)
+    };
+    let once = if per_instruction {
+        BTreeSet::new()
+    } else {
+        once_per_block_guarded(f)
+    };
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Global || single_thread(a) {
             continue;
@@ -218,7 +233,7 @@ pub fn global_costs(
         // fetched. Say so.
         if let (Some(name), Sectors::UpTo(_, cause)) = (chunk_note, &mut c.sectors) {
             cause.push_str(&format!(
-                "; the enclosing loop reads each lane's whole chunk of `{name}` elements, so when \
+                "; the enclosing loop accesses each lane's whole chunk of `{name}` elements, so when \
                  `{name}` is small (a chunk of up to {} B) its later iterations reuse the sectors \
                  the first one fetched",
                 cost.line_bytes
@@ -250,15 +265,39 @@ struct SharePlan {
 /// When what a group leaves unused of each lane's record (element, or
 /// stride × element) is no larger than its widest member (padding, the one
 /// component a statement skips), the whole record counts as used.
-fn share_plan(f: &Function, cx: &AffineCx<'_>) -> SharePlan {
+fn share_plan(f: &Function, cx: &AffineCx<'_>, per_statement: bool) -> SharePlan {
     let r = super::reuse::compute(f);
     let n = f.accesses.len();
+    let same_stmt = |a: usize, b: usize| f.accesses[a].stmt == f.accesses[b].stmt;
     let mut plan = SharePlan {
-        covered: r.reread_of.clone(),
+        covered: r
+            .reread_of
+            .iter()
+            .enumerate()
+            .map(|(i, c)| c.filter(|p| !per_statement || same_stmt(i, *p)))
+            .collect(),
         member_of: vec![None; n],
         span: std::collections::HashMap::new(),
     };
-    for g in &r.groups {
+    // Per statement only: split each group by statement.
+    let groups: Vec<super::reuse::Group> = if per_statement {
+        let mut out = Vec::new();
+        for g in &r.groups {
+            let mut by: std::collections::BTreeMap<u32, Vec<super::reuse::Member>> =
+                std::collections::BTreeMap::new();
+            for m in &g.members {
+                by.entry(f.accesses[m.access].stmt.0).or_default().push(*m);
+            }
+            out.extend(by.into_values().map(|members| super::reuse::Group {
+                elem: g.elem,
+                members,
+            }));
+        }
+        out
+    } else {
+        r.groups.clone()
+    };
+    for g in &groups {
         let Some(first) = g.members.first() else {
             continue;
         };
@@ -707,7 +746,8 @@ fn lane_cost(
         // column broadcast to its row): a column needs one sector per row
         // whatever the mapping, so that is the minimum (rows of at least
         // 8 lanes: a column read by many narrow rows stays a finding).
-        let min_sectors = if widest <= k && rows * 8 <= n_lanes as u32 {
+        let per_instruction = cost.sector_bytes >= cost.line_bytes;
+        let min_sectors = if widest <= k && rows * 8 <= n_lanes as u32 && !per_instruction {
             aligned
         } else {
             ((total_bytes + sector - 1) / sector).max(1) as u32
@@ -766,7 +806,12 @@ fn lane_cost(
     // rows apart): one sector per row is the minimum for a column (rows of
     // at least 8 lanes).
     let rows = lanes.iter().map(|l| l.1).collect::<BTreeSet<_>>().len() as i64;
-    let min_sectors = if ints[0] == 0 && varying(1) && ints[1] != 0 && rows * 8 <= n_lanes {
+    let min_sectors = if ints[0] == 0
+        && varying(1)
+        && ints[1] != 0
+        && rows * 8 <= n_lanes
+        && cost.sector_bytes < cost.line_bytes
+    {
         min_sectors.max(aligned)
     } else {
         min_sectors

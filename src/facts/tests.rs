@@ -406,13 +406,13 @@ fn two_dimensional_blocks_of_16_and_32() {
 #[test]
 fn element_sizes_vectors_structs_and_offsets() {
     let src = "struct S { float a, b, c, d; };\n\
-    __global__ void k(float4* v, S* s, double* d, float* f) {\n\
+    __global__ void k(float4* v, S* s, double* d, float* f, float* g) {\n\
       int t = blockIdx.x * blockDim.x + threadIdx.x;\n\
       float4 x = v[t];\n\
       float y = s[t].b;\n\
       double z = d[t];\n\
       float u = f[t + 1];\n\
-      float q = f[t + 8];\n\
+      float q = g[t + 8];\n\
     }\n";
     let c = costs(src, [128, 1, 1]);
     let get = |name: &str| c.iter().find(|x| x.0.starts_with(name)).unwrap().clone();
@@ -431,13 +431,14 @@ fn element_sizes_vectors_structs_and_offsets() {
         "{:?}",
         get("d[")
     );
-    // f[t + 1]: 5 sectors with the offset, 4 aligned; f[t + 8]: 32 B offset, 4.
+    // f[t + 1]: 5 sectors with the offset, 4 aligned; g[t + 8]: 32 B offset, 4.
+    // (Two arrays: `f[t + 8]` after `f[t + 1]` would reuse its sectors.)
     let f1 = &c.iter().find(|x| x.0 == "f[t + 1]").unwrap().2;
     assert!(
         f1.contains("actual: 5") && f1.contains("aligned: 4"),
         "{f1}"
     );
-    let f8 = &c.iter().find(|x| x.0 == "f[t + 8]").unwrap().2;
+    let f8 = &c.iter().find(|x| x.0 == "g[t + 8]").unwrap().2;
     assert!(f8.contains("actual: 4"), "{f8}");
 }
 

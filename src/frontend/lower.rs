@@ -2038,16 +2038,26 @@ impl<'a> Lower<'a> {
                 Mode::Read
             };
             let e = self.expr_node(*a, cx, m);
-            // (issue 8) `atomicCAS(addr, …)` with a pointer (`p`, `p + i`)
-            // rather than `&a[i]`: the atomic accesses `*addr`. The access
-            // hangs on a `*addr` node outside the tree (nothing parses it).
-            if m == Mode::Atomic
-                && !matches!(self.f.expr(e).kind, ExprKind::Unary(UnOp::AddrOf, _))
-                && self.type_of(e).is_some_and(|t| t.is_indexable())
-            {
-                let span = self.f.expr(e).span;
-                let deref = self.expr(ExprKind::Unary(UnOp::Deref, e), span);
-                self.deref_access(deref, e, Mode::Atomic, *a, cx);
+            // (issue 8) `atomicCAS(addr, …)` with a pointer (`p`, `p + i`,
+            // `(unsigned*)p`) rather than `&a[i]`: the atomic accesses
+            // `*addr`. CUDA's own atomics only (a user's `atomicAggInc(p)`
+            // is a function like any other). The access hangs on a `*addr`
+            // node outside the tree (nothing parses it).
+            if m == Mode::Atomic && i == 0 && cuda_atomic(&base_name) {
+                let mut inner = e;
+                while let ExprKind::Cast(_, x) = self.f.expr(inner).kind {
+                    inner = x;
+                }
+                match self.f.expr(inner).kind.clone() {
+                    // `&a[i]` (under casts too) was recorded by the subscript.
+                    ExprKind::Unary(UnOp::AddrOf, _) => {}
+                    _ if self.type_of(inner).is_some_and(|t| t.is_indexable()) => {
+                        let span = self.f.expr(inner).span;
+                        let deref = self.expr(ExprKind::Unary(UnOp::Deref, inner), span);
+                        self.deref_access(deref, inner, Mode::Atomic, *a, cx);
+                    }
+                    _ => {}
+                }
             }
             args.push(e);
         }
@@ -2341,4 +2351,26 @@ fn binop(op: &str) -> Option<BinOp> {
         ">=" => BinOp::Ge,
         _ => return None,
     })
+}
+
+/// (issue 8) CUDA's atomic functions (`atomicAdd`, `atomicCAS_system`, …).
+fn cuda_atomic(name: &str) -> bool {
+    let base = name
+        .strip_suffix("_system")
+        .or_else(|| name.strip_suffix("_block"))
+        .unwrap_or(name);
+    matches!(
+        base,
+        "atomicAdd"
+            | "atomicSub"
+            | "atomicExch"
+            | "atomicMin"
+            | "atomicMax"
+            | "atomicInc"
+            | "atomicDec"
+            | "atomicCAS"
+            | "atomicAnd"
+            | "atomicOr"
+            | "atomicXor"
+    )
 }

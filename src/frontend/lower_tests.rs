@@ -170,7 +170,16 @@ fn atomics_are_read_modify_write() {
         .filter(|a| a.atomic)
         .map(|a| (a.array.as_str(), a.is_write))
         .collect();
-    assert_eq!(atomics, vec![("bins", false), ("bins", true)]);
+    // (issue 8) `out + blockIdx.x`, a bare pointer, is an access too.
+    assert_eq!(
+        atomics,
+        vec![
+            ("bins", false),
+            ("bins", true),
+            ("out", false),
+            ("out", true)
+        ]
+    );
     assert!(
         f.accesses
             .iter()
@@ -439,4 +448,16 @@ fn atomic_on_a_bare_pointer_is_an_access() {
     assert!(s.iter().any(|x| x.contains("p global W 4B [i]")), "{s:?}");
     assert!(s.iter().any(|x| x.contains("p global W 4B [n]")), "{s:?}");
     assert!(f.accesses.iter().all(|a| a.atomic), "{s:?}");
+    // A cast `&a[i]` is recorded once; a user's `atomic…` function is not
+    // an atomic.
+    let src = "__device__ int atomicAggInc(int *c);\n\
+__global__ void k(float *p, int *n) {\n\
+  int i = threadIdx.x;\n\
+  atomicCAS((unsigned int*)&p[i], 0u, 1u);\n\
+  atomicAggInc(n);\n\
+}\n";
+    let f = lower(src, "k");
+    let s = access_summary(&f);
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert!(s.iter().all(|x| x.contains(" p global ")), "{s:?}");
 }
