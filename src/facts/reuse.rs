@@ -4,8 +4,9 @@
 //! The walk follows the statements in order, inheriting what an enclosing
 //! statement already accessed into its branches and loop bodies (a
 //! dominating access), and forgets an access when a variable its index
-//! reads is assigned, when its array's pointer is passed to a call, or at a
-//! barrier. Accesses are keyed by array, the index without its constant
+//! reads is assigned, when its array's pointer is passed to a call, at a
+//! barrier, or, for an index that reads memory (`a[idx[i]]`), at any store.
+//! Accesses are keyed by array, the index without its constant
 //! offset (`p + 1` → `p`, following a local's single definition
 //! `o19 = base + 18` → `base`) and element size.
 //!
@@ -73,6 +74,8 @@ struct Walk<'a> {
     by_stmt: HashMap<u32, Vec<usize>>,
     /// Per access: (key, k, vars its address depends on).
     info: Vec<Option<(Key, i64, BTreeSet<u32>)>>,
+    /// Per access: whether its index reads memory (`a[idx[i]]`).
+    index_reads_memory: Vec<bool>,
     arena: Vec<Group>,
     reread_of: Vec<Option<usize>>,
 }
@@ -115,10 +118,31 @@ pub fn compute(f: &Function) -> Reuse {
             vars,
         )));
     }
+    let index_reads_memory = f
+        .accesses
+        .iter()
+        .map(|a| {
+            let mut stack = a.indices.clone();
+            while let Some(e) = stack.pop() {
+                if matches!(
+                    f.expr(e).kind,
+                    ExprKind::Index { .. }
+                        | ExprKind::Unary(crate::ir::UnOp::Deref, _)
+                        | ExprKind::Member { arrow: true, .. }
+                        | ExprKind::Call { .. }
+                ) {
+                    return true;
+                }
+                stack.extend(f.child_exprs(e));
+            }
+            false
+        })
+        .collect();
     let mut w = Walk {
         f,
         by_stmt,
         info,
+        index_reads_memory,
         arena: Vec::new(),
         reread_of: vec![None; f.accesses.len()],
     };
@@ -198,6 +222,8 @@ impl Walk<'_> {
         let mut vars = BTreeSet::new();
         let mut arrays: BTreeSet<String> = BTreeSet::new();
         let mut barrier = false;
+        // A store to memory: indices that read memory may change.
+        let mut mem_write = false;
         let mut stack = vec![s];
         let f = self.f;
         while let Some(s) = stack.pop() {
@@ -207,18 +233,23 @@ impl Walk<'_> {
             let mut es = stmt_exprs(f, s);
             while let Some(e) = es.pop() {
                 match &f.expr(e).kind {
-                    ExprKind::Assign { lhs, .. } => {
-                        if let ExprKind::Var(v) = f.expr(*lhs).kind {
+                    ExprKind::Assign { lhs, .. } => match f.expr(*lhs).kind {
+                        ExprKind::Var(v) => {
                             vars.insert(v.0);
                         }
-                    }
-                    ExprKind::IncDec { target, .. } => {
-                        if let ExprKind::Var(v) = f.expr(*target).kind {
+                        _ => mem_write = true,
+                    },
+                    ExprKind::IncDec { target, .. } => match f.expr(*target).kind {
+                        ExprKind::Var(v) => {
                             vars.insert(v.0);
                         }
-                    }
+                        _ => mem_write = true,
+                    },
                     ExprKind::Call { callee, args, .. } => {
                         let c = callee.to_ascii_lowercase();
+                        if c.starts_with("atomic") {
+                            mem_write = true;
+                        }
                         if c.contains("sync") || c.contains("fence") {
                             barrier = true;
                         }
@@ -243,12 +274,14 @@ impl Walk<'_> {
             live.map.clear();
             return;
         }
-        if vars.is_empty() && arrays.is_empty() {
+        if vars.is_empty() && arrays.is_empty() && !mem_write {
             return;
         }
         let info = &self.info;
+        let reads_memory = &self.index_reads_memory;
         live.map.retain(|key, (_, ms)| {
             !arrays.contains(&key.0)
+                && (!mem_write || !ms.iter().any(|m| reads_memory[m.access]))
                 && !ms.iter().any(|m| {
                     info[m.access]
                         .as_ref()
@@ -431,5 +464,48 @@ fn split_const(
             None => (f.expr_text(e), 0),
         },
         _ => (f.expr_text(e), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compute;
+
+    fn rereads(src: &str) -> Vec<(u32, Option<u32>)> {
+        let f = crate::frontend::lower_last(src);
+        let r = compute(&f);
+        f.accesses
+            .iter()
+            .zip(&r.reread_of)
+            .filter(|(a, _)| a.array == "a" && !a.is_write)
+            .map(|(a, p)| (a.span.line, p.map(|p| f.accesses[p].span.line)))
+            .collect()
+    }
+
+    #[test]
+    fn rereads_stop_where_the_address_or_its_index_data_may_change() {
+        // Same element twice: the second read is a re-read of the first.
+        let r = rereads(
+            "__global__ void k(float *a, float *o, int *idx) {\n\
+               int i = threadIdx.x;\n\
+               float x = a[i];\n\
+               float y = a[i];\n\
+               i = i + 1;\n\
+               float z = a[i];\n\
+               float u = a[idx[i]];\n\
+               idx[0] = 3;\n\
+               float v = a[idx[i]];\n\
+               o[i] = x + y + z + u + v;\n\
+             }\n",
+        );
+        let lines: Vec<Option<u32>> = r.iter().map(|x| x.1).collect();
+        // a[i] twice (re-read), after `i = i + 1` a new element, then
+        // a[idx[i]] before and after a store to memory: not a re-read.
+        assert_eq!(r.len(), 5, "{r:?}");
+        assert_eq!(lines[0], None, "{r:?}");
+        assert_eq!(lines[1], Some(r[0].0), "{r:?}");
+        assert_eq!(lines[2], None, "{r:?}");
+        assert_eq!(lines[3], None, "{r:?}");
+        assert_eq!(lines[4], None, "{r:?}");
     }
 }
