@@ -182,3 +182,91 @@ fn header_macro_in_launch_dims_is_resolved() {
     assert_eq!(d[0]["severity"], "note", "{:?}", d[0]);
     assert_eq!(d[0]["facts"]["stride_tail"], true);
 }
+
+/// Audit class V4: the findings of tests/fixtures/findings/nested/walk.cu.
+fn nested_findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/nested/walk.cu"]))
+}
+
+fn nested_divergent(function: &str) -> Vec<&'static serde_json::Value> {
+    nested_findings()
+        .iter()
+        .filter(|f| f["rule"] == "divergent-branch" && f["function"] == function)
+        .collect()
+}
+
+/// Every divergent `if` inside a reported divergent walk is folded into
+/// the walk's finding, which counts and lists them.
+#[test]
+fn branches_nested_in_a_reported_divergent_loop_are_folded() {
+    let d = nested_divergent("tree_walk");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["severity"], "warning");
+    assert_eq!(d[0]["facts"]["condition"], "node >= 0");
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(m.contains("3 nested divergent branches inside"), "{m}");
+    // Lines are absolute in the file: the `if`s at lines 20, 22 and 29
+    // (the one at line 24 is too short to report on its own).
+    assert_eq!(
+        d[0]["facts"]["nested_lines"],
+        serde_json::json!([20, 22, 29]),
+        "{m}"
+    );
+    assert!(m.contains("(lines 20, 22, 29)"), "{m}");
+}
+
+/// Branches side by side are not nested: both stay.
+#[test]
+fn sibling_divergent_branches_stay_separate() {
+    let d = nested_divergent("siblings");
+    assert_eq!(d.len(), 2, "{d:#?}");
+    assert!(d.iter().all(|f| f["facts"].get("nested_lines").is_none()));
+}
+
+/// A threshold splitting at most one warp per block does not fold what is
+/// inside it: the warps wholly inside diverge on the nested loop alone.
+#[test]
+fn one_warp_threshold_does_not_fold() {
+    let d = nested_divergent("threshold_then_data");
+    let conds: Vec<&str> = d
+        .iter()
+        .map(|f| f["facts"]["condition"].as_str().unwrap())
+        .collect();
+    assert!(conds.contains(&"x > 1.0f"), "{d:#?}");
+}
+
+/// Folding is of divergent-branch findings only: a barrier under a
+/// nested branch is still a barrier-divergence finding.
+#[test]
+fn folding_leaves_barrier_divergence_alone() {
+    let all = nested_findings();
+    assert!(
+        all.iter()
+            .any(|f| f["rule"] == "barrier-divergence" && f["function"] == "walk_with_barrier"),
+        "{all:#?}"
+    );
+    let d = nested_divergent("walk_with_barrier");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["facts"]["nested_lines"], serde_json::json!([78]));
+}
+
+/// Audit class V7: the early exits of one loop under lane-varying
+/// conditions are one finding for the loop (its trip count differs
+/// between lanes), on the loop's line, listing the exits.
+#[test]
+fn early_exits_of_one_loop_are_one_finding() {
+    let d = nested_divergent("escape_steps");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["line"], 96);
+    assert_eq!(d[0]["severity"], "warning");
+    assert_eq!(
+        d[0]["facts"]["exit_lines"],
+        serde_json::json!([97, 105, 113])
+    );
+    let m = d[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("3 early exits (lines 97, 105, 113)") && m.contains("different iterations"),
+        "{m}"
+    );
+}

@@ -226,6 +226,151 @@ fn divergence_message(
     }
 }
 
+/// (audit V4) Folds every divergent-branch finding nested inside the
+/// region of another reported divergent branch that already says the warp
+/// runs that region with lanes idle ([`crate::facts::divergence::folds_nested`])
+/// into the outermost such finding: its message says how many nested
+/// divergent branches it holds (and where), its `facts.nested_lines` lists their
+/// lines, and its severity is the highest of the group. `findings` are the
+/// function's divergent-branch findings with their branch indices.
+fn fold_nested_branches(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    findings: Vec<(usize, Finding)>,
+) -> Vec<(usize, Finding)> {
+    use crate::facts::divergence::{folds_nested, region_stmts};
+    // For each finding, the index (into `findings`) of a reported outer
+    // branch whose region holds it.
+    let mut outer_of: Vec<Option<usize>> = vec![None; findings.len()];
+    let mut regions: Vec<(usize, std::collections::BTreeSet<u32>)> = Vec::new();
+    for (i, (bi, _)) in findings.iter().enumerate() {
+        let b = &a.branches[*bi];
+        if folds_nested(b) {
+            regions.push((i, region_stmts(f, b.stmt)));
+        }
+    }
+    for (j, (bj, _)) in findings.iter().enumerate() {
+        let s = a.branches[*bj].stmt.0;
+        // The outermost holder: the one with the largest region.
+        outer_of[j] = regions
+            .iter()
+            .filter(|(i, r)| *i != j && r.contains(&s))
+            .max_by_key(|(_, r)| r.len())
+            .map(|(i, _)| *i);
+    }
+    let mut nested: Vec<Vec<(u32, Severity)>> = vec![Vec::new(); findings.len()];
+    for (j, (_, fj)) in findings.iter().enumerate() {
+        if let Some(i) = outer_of[j] {
+            nested[i].push((fj.line, fj.severity));
+        }
+    }
+    let mut out = Vec::new();
+    for (i, (bi, mut fi)) in findings.into_iter().enumerate() {
+        if outer_of[i].is_some() {
+            continue;
+        }
+        let inner = &mut nested[i];
+        if !inner.is_empty() {
+            inner.sort();
+            inner.dedup_by_key(|(l, _)| *l);
+            let n = inner.len();
+            let lines: Vec<String> = inner.iter().map(|(l, _)| line_ref(*l)).collect();
+            let (s, these) = if n == 1 {
+                ("", "it is")
+            } else {
+                ("es", "they are")
+            };
+            fi.message.push_str(&format!(
+                "; and {n} nested divergent branch{s} inside (line{} {}), run within this \
+                 already divergent part: {these} not reported separately",
+                if n == 1 { "" } else { "s" },
+                lines.join(", ")
+            ));
+            if let Some(max) = inner.iter().map(|(_, sev)| *sev).max() {
+                fi.severity = fi.severity.max(max);
+            }
+            fi.facts["nested_lines"] =
+                serde_json::json!(inner.iter().map(|(l, _)| l).collect::<Vec<_>>());
+        }
+        out.push((bi, fi));
+    }
+    out
+}
+
+/// (audit V7) Groups the early exits of one loop — divergent `if (...)
+/// return;` / `break;` findings leaving the same innermost loop
+/// ([`crate::facts::divergence::loop_exit`]) — into one finding per loop
+/// when there are two or more: what they cost is that the lanes of a warp
+/// leave the loop at different iterations (its trip count differs per
+/// lane), not the exits' bodies. The finding sits on the loop's line, is a
+/// warning, lists the exits' lines (`facts.exit_lines`) and keeps the
+/// first exit's other facts. `suppressed` tells whether a line (relative
+/// to the function) carries a `cudalog-ignore` for the rule.
+fn fold_loop_exits(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    findings: Vec<(usize, Finding)>,
+    suppressed: &dyn Fn(u32) -> bool,
+) -> Vec<Finding> {
+    use crate::facts::divergence::{BranchKind, loop_exit, stmt_parents};
+    let parents = stmt_parents(f);
+    let exit_of: Vec<Option<crate::ir::StmtId>> = findings
+        .iter()
+        .map(|(bi, _)| {
+            let b = &a.branches[*bi];
+            if b.in_expression || !matches!(b.kind, BranchKind::Divergent { .. }) {
+                return None;
+            }
+            loop_exit(f, &parents, b.stmt)
+        })
+        .collect();
+    let mut per_loop: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (i, l) in exit_of.iter().enumerate() {
+        if let Some(l) = l {
+            per_loop.entry(l.0).or_default().push(i);
+        }
+    }
+    per_loop.retain(|_, v| v.len() >= 2);
+    let mut slots: Vec<Option<Finding>> = findings.into_iter().map(|(_, x)| Some(x)).collect();
+    let mut out = Vec::new();
+    for (l, members) in &per_loop {
+        let mut group: Vec<Finding> = members.iter().filter_map(|i| slots[*i].take()).collect();
+        group.sort_by_key(|x| (x.line, x.col));
+        let exits: Vec<u32> = group.iter().map(|x| x.line).collect();
+        let refs: Vec<String> = exits.iter().map(|l| line_ref(*l)).collect();
+        let lp = crate::ir::StmtId(*l);
+        let keyword = match f.stmt(lp).kind {
+            crate::ir::StmtKind::For { .. } => "for",
+            crate::ir::StmtKind::While { .. } => "while",
+            _ => "do",
+        };
+        let span = f.stmt(lp).span;
+        let (line, col) = (span.line + 1, span.col);
+        let mut first = group.swap_remove(0);
+        let cond = first.facts["condition"].as_str().unwrap_or("").to_string();
+        let n = exits.len();
+        first.message = format!(
+            "this `{keyword}` loop has {n} early exits (lines {}) under conditions that can \
+             differ between the threads of a warp (the first: `{cond}`), so the lanes of a warp \
+             leave it at different iterations and the lanes still looping run the extra \
+             iterations while the others wait (cost: the difference in trip count between \
+             the lanes)",
+            refs.join(", ")
+        );
+        first.severity = Severity::Warning;
+        first.line = line;
+        first.col = col;
+        first.end_col = col + 1;
+        first.suppressed = suppressed(line);
+        first.facts["exit_lines"] = serde_json::json!(exits);
+        first.facts["loop"] = serde_json::json!(true);
+        first.facts["work"] = serde_json::json!("unbounded");
+        out.push(first);
+    }
+    out.extend(slots.into_iter().flatten());
+    out
+}
+
 /// Whether the unit a threshold splits at most one warp of ("block", "row
 /// of the block", "z-slice of the block") holds a single warp under the
 /// known block dimensions (session 5 audit wording: 16- or 32-thread
@@ -418,7 +563,10 @@ pub fn function_findings(
             }),
         });
     }
-    for b in &a.branches {
+    // (audit V4) The divergent-branch findings, by branch index, folded
+    // below before they join `out`.
+    let mut branch_findings: Vec<(usize, Finding)> = Vec::new();
+    for (bi, b) in a.branches.iter().enumerate() {
         use crate::facts::divergence::BranchKind;
         let (memory, looping, tail) = match b.kind {
             BranchKind::Divergent { memory, looping } => (memory, looping, None),
@@ -480,46 +628,53 @@ pub fn function_findings(
             (false, true) => "; the divergent part loops",
             _ => "",
         };
-        out.push(Finding {
-            rule: "divergent-branch".into(),
-            severity,
-            suppressed: suppressed(&lines, line, "divergent-branch"),
-            file: path.clone(),
-            line,
-            col,
-            end_col: col + 1,
-            function: name.clone(),
-            function_key: key.clone(),
-            message: format!(
-                "{}{}",
-                divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
-                work_clause(b, tail.is_some())
-            ),
-            facts: serde_json::json!({
-                "condition": cond_text,
-                "depends_on": dims,
-                "memory": memory,
-                "loop": looping,
-                "stride_tail": tail.is_some(),
-                "work": if bounded {
-                    serde_json::json!({"ops": w.ops, "memory": w.memory, "calls": w.calls})
-                } else {
-                    serde_json::json!("unbounded")
-                },
-                "data_dependent": b.data_dependent,
-                "shape": match &b.shape {
-                    Shape::Plain => serde_json::json!("plain"),
-                    Shape::Select => serde_json::json!("select"),
-                    Shape::GroupLeader => serde_json::json!("group_leader"),
-                    Shape::SameCall(c) => serde_json::json!({"same_call": c}),
-                    Shape::OneWarp { scope, tests } =>
-                        serde_json::json!({"one_warp_per": scope, "tests": tests}),
-                    Shape::EveryWarp => serde_json::json!("every_warp"),
-                },
-                "block_dims": a.launch.block,
-            }),
-        });
+        branch_findings.push((
+            bi,
+            Finding {
+                rule: "divergent-branch".into(),
+                severity,
+                suppressed: suppressed(&lines, line, "divergent-branch"),
+                file: path.clone(),
+                line,
+                col,
+                end_col: col + 1,
+                function: name.clone(),
+                function_key: key.clone(),
+                message: format!(
+                    "{}{}",
+                    divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
+                    work_clause(b, tail.is_some())
+                ),
+                facts: serde_json::json!({
+                    "condition": cond_text,
+                    "depends_on": dims,
+                    "memory": memory,
+                    "loop": looping,
+                    "stride_tail": tail.is_some(),
+                    "work": if bounded {
+                        serde_json::json!({"ops": w.ops, "memory": w.memory, "calls": w.calls})
+                    } else {
+                        serde_json::json!("unbounded")
+                    },
+                    "data_dependent": b.data_dependent,
+                    "shape": match &b.shape {
+                        Shape::Plain => serde_json::json!("plain"),
+                        Shape::Select => serde_json::json!("select"),
+                        Shape::GroupLeader => serde_json::json!("group_leader"),
+                        Shape::SameCall(c) => serde_json::json!({"same_call": c}),
+                        Shape::OneWarp { scope, tests } =>
+                            serde_json::json!({"one_warp_per": scope, "tests": tests}),
+                        Shape::EveryWarp => serde_json::json!("every_warp"),
+                    },
+                    "block_dims": a.launch.block,
+                }),
+            },
+        ));
     }
+    let kept = fold_nested_branches(f, a, branch_findings);
+    out.extend(fold_loop_exits(f, a, kept, &|line| {
+        suppressed(&lines, line, "divergent-branch")
+    }));
     for sc in &a.shared {
         let Some(degree) = sc.degree else { continue };
         if degree <= sc.words_per_lane {
@@ -706,6 +861,15 @@ impl Finding {
             && let Some(rel) = v.as_u64()
         {
             *v = serde_json::Value::from(rel + u64::from(start_line));
+        }
+        for key in ["nested_lines", "exit_lines"] {
+            if let Some(serde_json::Value::Array(v)) = self.facts.get_mut(key) {
+                for l in v.iter_mut() {
+                    if let Some(rel) = l.as_u64() {
+                        *l = serde_json::Value::from(rel + u64::from(start_line));
+                    }
+                }
+            }
         }
         if let Some(v) = self.facts.get_mut("condition_line")
             && let Some(rel) = v.as_u64()

@@ -1760,3 +1760,88 @@ fn ends_function(f: &Function, s: StmtId) -> bool {
     }
     false
 }
+
+/// Whether a reported divergent branch `b` already tells the user that the
+/// warp runs its whole region with lanes idle, so that divergent branches
+/// nested inside it are folded into its finding (audit V4): a statement
+/// branch (not `?:`/`&&`/`||`) of kind [`BranchKind::Divergent`] whose
+/// shape speaks of any warp ([`Shape::Plain`], [`Shape::EveryWarp`]). A
+/// threshold that splits at most one warp per block ([`Shape::OneWarp`])
+/// leaves the other warps wholly inside its region, where a nested branch
+/// is a divergence of its own.
+pub fn folds_nested(b: &BranchFact) -> bool {
+    matches!(b.kind, BranchKind::Divergent { .. })
+        && !b.in_expression
+        && matches!(b.shape, Shape::Plain | Shape::EveryWarp)
+}
+
+/// The statements strictly inside statement `s` (its region, without `s`
+/// itself): a branch whose statement is among them is nested in `s`'s
+/// divergent part.
+pub fn region_stmts(f: &Function, s: StmtId) -> std::collections::BTreeSet<u32> {
+    let mut inside = std::collections::BTreeSet::new();
+    let mut stack = f.child_stmts(s);
+    while let Some(x) = stack.pop() {
+        if inside.insert(x.0) {
+            stack.extend(f.child_stmts(x));
+        }
+    }
+    inside
+}
+
+/// The parent of every statement of `f` (by statement index), `None` for
+/// the body and for statements outside it.
+pub fn stmt_parents(f: &Function) -> Vec<Option<StmtId>> {
+    let mut parents = vec![None; f.stmts.len()];
+    for p in 0..f.stmts.len() {
+        for c in f.child_stmts(StmtId(p as u32)) {
+            if let Some(slot) = parents.get_mut(c.0 as usize) {
+                *slot = Some(StmtId(p as u32));
+            }
+        }
+    }
+    parents
+}
+
+/// Whether statement `s` ends in a jump: `Some(true)` for a `return`,
+/// `Some(false)` for a `break`.
+fn ends_in_jump(f: &Function, s: StmtId) -> Option<bool> {
+    match &f.stmt(s).kind {
+        StmtKind::Return(_) => Some(true),
+        StmtKind::Break => Some(false),
+        StmtKind::Block(v) => v.last().and_then(|x| ends_in_jump(f, *x)),
+        _ => None,
+    }
+}
+
+/// For an early exit — a statement `if` without `else` whose taken side
+/// ends in a `return`, or in a `break` that leaves a loop (not a
+/// `switch`) — the innermost loop it leaves (audit V7): lanes taking it
+/// at different iterations make the loop's trip count differ between the
+/// lanes of a warp. `parents` is [`stmt_parents`] of `f`.
+pub fn loop_exit(f: &Function, parents: &[Option<StmtId>], s: StmtId) -> Option<StmtId> {
+    let StmtKind::If {
+        then, els: None, ..
+    } = &f.stmt(s).kind
+    else {
+        return None;
+    };
+    let is_return = ends_in_jump(f, *then)?;
+    let mut cur = s;
+    for _ in 0..256 {
+        let p = parents.get(cur.0 as usize).copied().flatten()?;
+        match &f.stmt(p).kind {
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::DoWhile { body, .. }
+                if *body == cur =>
+            {
+                return Some(p);
+            }
+            StmtKind::Switch { .. } if !is_return => return None,
+            _ => {}
+        }
+        cur = p;
+    }
+    None
+}
