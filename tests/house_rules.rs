@@ -165,6 +165,13 @@ fn every_shipped_rule_reports_exactly_its_cases_and_follows_edits() {
     let text = v.to_string();
     assert!(text.contains("inside the for loop at line 11"), "{text}");
     assert!(text.contains("launched from a loop (line 23)"), "{text}");
+    // The sector count reads as prose ("up to 32 sectors"), not as the
+    // stored `sectors_kind` token.
+    assert!(text.contains("sectors per warp where"), "{text}");
+    assert!(
+        !text.contains("(exact)") && !text.contains("(up_to)"),
+        "{text}"
+    );
 }
 
 /// EXPECTED.md's house-rule table: (file, line, col, rule, severity).
