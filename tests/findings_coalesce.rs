@@ -10,20 +10,11 @@ fn findings(file: &str) -> Vec<serde_json::Value> {
     common::check_fixtures(&[&format!("findings/coalesce/{file}")])
 }
 
-fn global_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {
-    all.iter()
-        .filter(|f| {
-            f["function"] == function
-                && (f["rule"] == "uncoalesced-global" || f["rule"] == "misaligned-global")
-        })
-        .collect()
-}
-
 #[test]
 fn a_reread_of_the_threads_own_element_is_not_reported_again() {
     let all = findings("reuse.cu");
     // rec[0]: reported on its first read (line 12), not on the re-read (13).
-    let r = global_in(&all, "reread");
+    let r = common::global_in(&all, "reread");
     let lines: Vec<u64> = r
         .iter()
         .filter(|f| f["facts"]["array"] == "rec")
@@ -31,7 +22,7 @@ fn a_reread_of_the_threads_own_element_is_not_reported_again() {
         .collect();
     assert_eq!(lines, vec![12], "{r:#?}");
     // d[o5]: both stores are reported, the read-back between them is not.
-    let b = global_in(&all, "readback");
+    let b = common::global_in(&all, "readback");
     assert!(b.iter().all(|f| f["facts"]["access"] == "write"), "{b:#?}");
     assert_eq!(b.len(), 2, "{b:#?}");
 }
@@ -39,27 +30,27 @@ fn a_reread_of_the_threads_own_element_is_not_reported_again() {
 #[test]
 fn fields_updated_by_consecutive_statements_use_the_whole_element() {
     let all = findings("reuse.cu");
-    assert!(global_in(&all, "accumulate").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "accumulate").is_empty(), "{all:#?}");
 }
 
 #[test]
 fn bytes_of_one_record_stored_one_by_one_are_one_access() {
     let all = findings("reuse.cu");
-    assert!(global_in(&all, "flags3").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "flags3").is_empty(), "{all:#?}");
 }
 
 #[test]
 fn stencil_neighbours_share_the_centres_sectors() {
     let all = findings("reuse.cu");
-    assert!(global_in(&all, "smooth").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "smooth").is_empty(), "{all:#?}");
 }
 
 #[test]
 fn a_loop_filling_each_lanes_chunk_is_coalesced() {
     let all = findings("layout.cu");
-    assert!(global_in(&all, "scale4").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "scale4").is_empty(), "{all:#?}");
     // Control: chunks 8 apart still waste half of each sector.
-    let h = global_in(&all, "half_chunk");
+    let h = common::global_in(&all, "half_chunk");
     assert_eq!(h.len(), 2, "{h:#?}");
     assert!(
         h.iter().all(|f| f["rule"] == "uncoalesced-global"),
@@ -70,13 +61,13 @@ fn a_loop_filling_each_lanes_chunk_is_coalesced() {
 #[test]
 fn a_halo_column_broadcast_to_wide_rows_is_not_reported() {
     let all = findings("layout.cu");
-    let img: Vec<_> = global_in(&all, "halo")
+    let img: Vec<_> = common::global_in(&all, "halo")
         .into_iter()
         .filter(|f| f["facts"]["array"] == "img")
         .collect();
     assert!(img.is_empty(), "{img:#?}");
     // Control: 16 rows of 2 lanes read a 16-element column.
-    let col: Vec<_> = global_in(&all, "narrow")
+    let col: Vec<_> = common::global_in(&all, "narrow")
         .into_iter()
         .filter(|f| f["facts"]["array"] == "col")
         .collect();
@@ -86,9 +77,9 @@ fn a_halo_column_broadcast_to_wide_rows_is_not_reported() {
 #[test]
 fn a_guard_one_row_of_one_block_passes_is_not_reported() {
     let all = findings("layout.cu");
-    assert!(global_in(&all, "edge").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "edge").is_empty(), "{all:#?}");
     // Control: one row of every block, misaligned by one float.
-    assert!(!global_in(&all, "edge_all").is_empty(), "{all:#?}");
+    assert!(!common::global_in(&all, "edge_all").is_empty(), "{all:#?}");
 }
 
 #[test]
@@ -113,8 +104,8 @@ fn per_instruction_model_costs_each_statement() {
     )
     .unwrap();
     let all = common::check_json(dir.path());
-    assert_eq!(global_in(&all, "accumulate").len(), 4, "{all:#?}");
-    let r: Vec<_> = global_in(&all, "reread")
+    assert_eq!(common::global_in(&all, "accumulate").len(), 4, "{all:#?}");
+    let r: Vec<_> = common::global_in(&all, "reread")
         .into_iter()
         .filter(|f| f["facts"]["array"] == "rec")
         .collect();

@@ -34,29 +34,23 @@ fn findings(config: Option<&str>) -> Vec<serde_json::Value> {
     common::check_json(dir.path())
 }
 
-fn global_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {
-    all.iter()
-        .filter(|f| {
-            f["function"] == function
-                && (f["rule"] == "uncoalesced-global" || f["rule"] == "misaligned-global")
-        })
-        .collect()
-}
-
 #[test]
 fn fields_read_by_one_statement_are_fetched_once() {
     let all = findings(None);
     // p[i].x + p[i].y: every byte of the 8-byte element is used.
-    assert!(global_in(&all, "both_fields").is_empty(), "{all:#?}");
+    assert!(
+        common::global_in(&all, "both_fields").is_empty(),
+        "{all:#?}"
+    );
     // uchar4 .x/.y/.z: the skipped component is not waste worth a warning.
-    assert!(global_in(&all, "rgb").is_empty(), "{all:#?}");
+    assert!(common::global_in(&all, "rgb").is_empty(), "{all:#?}");
     // One field of two: reported, once.
-    let one = global_in(&all, "one_field");
+    let one = common::global_in(&all, "one_field");
     assert_eq!(one.len(), 1, "{one:#?}");
     assert_eq!(one[0]["rule"], "uncoalesced-global");
     // Two small fields of a 32-byte element: one finding for the statement,
     // its minimum counting the 12 bytes the two fields span.
-    let two = global_in(&all, "two_of_four");
+    let two = common::global_in(&all, "two_of_four");
     assert_eq!(two.len(), 1, "{two:#?}");
     assert_eq!(two[0]["facts"]["min_sectors"], 12);
     assert!(
@@ -68,7 +62,7 @@ fn fields_read_by_one_statement_are_fetched_once() {
 #[test]
 fn symbolic_rows_with_a_constant_offset_are_misaligned_up_to() {
     let all = findings(None);
-    let rows = global_in(&all, "rows");
+    let rows = common::global_in(&all, "rows");
     assert_eq!(rows.len(), 1, "{rows:#?}");
     assert_eq!(rows[0]["rule"], "misaligned-global");
     let m = rows[0]["message"].as_str().unwrap();
@@ -83,7 +77,7 @@ fn symbolic_rows_with_a_constant_offset_are_misaligned_up_to() {
 #[test]
 fn thread_index_times_a_uniform_parameter_is_a_symbolic_stride() {
     let all = findings(None);
-    let s = global_in(&all, "sym_factor");
+    let s = common::global_in(&all, "sym_factor");
     assert_eq!(s.len(), 1, "{s:#?}");
     let m = s[0]["message"].as_str().unwrap();
     assert!(m.contains("up to") && m.contains("stride `m`"), "{m}");
@@ -94,7 +88,7 @@ fn sector_bytes_128_changes_the_findings() {
     let all = findings(Some("[cost]\nsector_bytes = 128\n"));
     // Two rows of 64 bytes: 2 lines where 1 would hold them, for the
     // aligned write as well as the offset read.
-    let rows = global_in(&all, "rows");
+    let rows = common::global_in(&all, "rows");
     assert_eq!(rows.len(), 2, "{rows:#?}");
     assert!(rows.iter().all(|r| r["rule"] == "uncoalesced-global"));
     assert_eq!(rows[0]["rule"], "uncoalesced-global");
@@ -103,7 +97,7 @@ fn sector_bytes_128_changes_the_findings() {
         m.contains("sectors of 128 B") && m.contains("where 1"),
         "{m}"
     );
-    let one = global_in(&all, "one_field");
+    let one = common::global_in(&all, "one_field");
     assert!(
         one[0]["message"]
             .as_str()
@@ -118,7 +112,7 @@ fn an_included_kernel_file_sees_its_includers_definitions() {
     let all = findings(None);
     // `fp`, FOUR and THREADS come from defs.c, included by main.cu before
     // kern.cu; `fA` is assigned after its declaration.
-    let k = global_in(&all, "kern");
+    let k = common::global_in(&all, "kern");
     assert_eq!(k.len(), 1, "{all:#?}");
     assert_eq!(k[0]["file"], "inc/kern.cu");
     assert_eq!(k[0]["facts"]["elem_bytes"], 32);
@@ -129,7 +123,7 @@ fn an_included_kernel_file_sees_its_includers_definitions() {
 #[test]
 fn every_addend_of_a_dereferenced_sum_is_the_index() {
     let all = findings(None);
-    let d = global_in(&all, "deref_sum");
+    let d = common::global_in(&all, "deref_sum");
     // *(m + size * tid + t): stride `size`; *(m + 128 * bid + tid): coalesced.
     assert_eq!(d.len(), 1, "{d:#?}");
     let m = d[0]["message"].as_str().unwrap();
@@ -140,12 +134,15 @@ fn every_addend_of_a_dereferenced_sum_is_the_index() {
 fn fields_read_in_nearby_statements_are_fetched_once() {
     let all = findings(None);
     // Audit C1: `.x` in one statement, `.y` in the next: one fetch.
-    assert!(global_in(&all, "fields_nearby").is_empty(), "{all:#?}");
+    assert!(
+        common::global_in(&all, "fields_nearby").is_empty(),
+        "{all:#?}"
+    );
     // Fields read under two different `if`s: each read is costed on its
     // own. (Session 5, audit C1b: a write to the same element between two
     // field reads, `a = p[i].x; p[i].x = 0; b = p[i].y;`, no longer splits
     // them: the two reads use the whole element and are not reported.)
-    let split = global_in(&all, "fields_split");
+    let split = common::global_in(&all, "fields_split");
     let reads: Vec<u64> = split
         .iter()
         .filter(|f| f["facts"]["access"] == "read")

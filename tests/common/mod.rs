@@ -116,3 +116,14 @@ pub fn check_fixtures(rels: &[&str]) -> Vec<serde_json::Value> {
     copy_fixtures(dir.path(), rels);
     check_json(dir.path())
 }
+
+/// The global-memory coalescing findings (`uncoalesced-global`,
+/// `misaligned-global`) of one function in `check --format json` output.
+pub fn global_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {
+    all.iter()
+        .filter(|f| {
+            f["function"] == function
+                && (f["rule"] == "uncoalesced-global" || f["rule"] == "misaligned-global")
+        })
+        .collect()
+}
