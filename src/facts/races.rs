@@ -2230,18 +2230,7 @@ fn data_guard_assumption(cx: &Cx<'_>, guards: &[DataGuard]) -> String {
         else {
             continue;
         };
-        let op = if *val {
-            *op
-        } else {
-            match op {
-                BinOp::Lt => BinOp::Ge,
-                BinOp::Le => BinOp::Gt,
-                BinOp::Gt => BinOp::Le,
-                BinOp::Ge => BinOp::Lt,
-                BinOp::Eq => BinOp::Ne,
-                _ => BinOp::Eq,
-            }
-        };
+        let op = cmp_under(*op, *val);
         let uniform = |e: ExprId| cx.u.is_uniform(e.0);
         let (load, other, op) = if uniform(*y) && !uniform(*x) {
             (*x, *y, op)
@@ -2808,18 +2797,7 @@ fn guard_constraints(
                 return;
             };
             // Normalise to la OP lb under `val`.
-            let op = if val {
-                *op
-            } else {
-                match op {
-                    BinOp::Lt => BinOp::Ge,
-                    BinOp::Le => BinOp::Gt,
-                    BinOp::Gt => BinOp::Le,
-                    BinOp::Ge => BinOp::Lt,
-                    BinOp::Eq => BinOp::Ne,
-                    _ => BinOp::Eq,
-                }
-            };
+            let op = cmp_under(*op, val);
             let ea = to_expr(inst, &la, k, cons);
             let eb = to_expr(inst, &lb, k, cons);
             match op {
@@ -2860,5 +2838,21 @@ fn note_drop(cx: &Cx<'_>, inst: &mut Inst, g: ExprId, val: bool, loops: &[u32]) 
         }
     } else {
         inst.dropped |= 1;
+    }
+}
+
+/// The comparison `op` as it holds when its outcome is `val`: itself when
+/// true, its negation when false (`<` ↔ `>=`, `==` ↔ `!=`).
+fn cmp_under(op: BinOp, val: bool) -> BinOp {
+    if val {
+        return op;
+    }
+    match op {
+        BinOp::Lt => BinOp::Ge,
+        BinOp::Le => BinOp::Gt,
+        BinOp::Gt => BinOp::Le,
+        BinOp::Ge => BinOp::Lt,
+        BinOp::Eq => BinOp::Ne,
+        _ => BinOp::Eq,
     }
 }
