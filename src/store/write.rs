@@ -74,30 +74,37 @@ impl<'a> StoreTx<'a> {
     pub fn upsert_file(&self, f: &FileRow) -> Result<i64> {
         let tx = &self.tx;
         let id: i64 = match tx
-            .query_row("SELECT id FROM files WHERE path = ?1", [&f.path], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT id FROM files WHERE path = ?1")?
+            .query_row([&f.path], |r| r.get(0))
             .optional()?
         {
             Some(id) => {
-                tx.execute(
+                tx.prepare_cached(
                     "UPDATE files SET content_hash = ?1, bytes = ?2, parse_errors = ?3 WHERE id = ?4",
-                    params![f.content_hash, f.bytes as i64, f.parse_errors as i64, id],
-                )?;
+                )?
+                .execute(params![
+                    f.content_hash,
+                    f.bytes as i64,
+                    f.parse_errors as i64,
+                    id
+                ])?;
                 id
             }
             None => {
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO files(path, content_hash, bytes, parse_errors) VALUES (?1, ?2, ?3, ?4)",
-                    params![f.path, f.content_hash, f.bytes as i64, f.parse_errors as i64],
-                )?;
+                )?
+                .execute(params![
+                    f.path,
+                    f.content_hash,
+                    f.bytes as i64,
+                    f.parse_errors as i64
+                ])?;
                 tx.last_insert_rowid()
             }
         };
-        tx.execute(
-            "DELETE FROM diagnostics WHERE file_id = ?1 AND function_id IS NULL",
-            [id],
-        )?;
+        tx.prepare_cached("DELETE FROM diagnostics WHERE file_id = ?1 AND function_id IS NULL")?
+            .execute([id])?;
         {
             let mut ins = tx.prepare_cached(
                 "INSERT INTO diagnostics(file_id, function_id, line, col, severity, code, message) \
@@ -151,7 +158,8 @@ impl<'a> StoreTx<'a> {
     /// Delete a function and every row about it.
     pub fn delete_function(&self, id: i64) -> Result<()> {
         self.tx
-            .execute("DELETE FROM functions WHERE id = ?1", [id])?;
+            .prepare_cached("DELETE FROM functions WHERE id = ?1")?
+            .execute([id])?;
         Ok(())
     }
 
