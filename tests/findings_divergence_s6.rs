@@ -34,6 +34,12 @@ fn start_range_under_launch_proves_uniform_trip_counts() {
         "{:#?}",
         divergent("even_rows_sym")
     );
+    // The block size from a host parameter overwritten with a constant.
+    assert!(
+        divergent("even_rows_host").is_empty(),
+        "{:#?}",
+        divergent("even_rows_host")
+    );
 }
 
 #[test]

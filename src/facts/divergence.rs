@@ -198,7 +198,7 @@ pub fn classify(
             .flatten()
         {
             if tail {
-                let (stride, exact_if) = stride_name(f, cx, loops, stmt, grid);
+                let (stride, exact_if) = stride_name(f, cx, launch, loops, stmt, grid);
                 BranchKind::StrideTail {
                     grid,
                     stride,
@@ -2120,6 +2120,7 @@ fn warp_trips(
 fn stride_name(
     f: &Function,
     cx: &AffineCx<'_>,
+    launch: &LaunchDims,
     loops: &LoopFacts,
     s: StmtId,
     grid: bool,
@@ -2155,11 +2156,23 @@ fn stride_name(
             matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
         })
     };
+    // A constant step: the block's width (from the launch) is a block
+    // stride; 32 over a start `threadIdx.x + u` strides a warp's lanes.
+    let step_const = step.and_then(|e| super::loops::launch_const(f, e, launch));
+    let x_start = init.is_some_and(|e| {
+        let a = cx.form(e);
+        a.coef[0] == Coef::Int(1) && a.coef[1].is_zero() && a.coef[2].is_zero()
+    });
     let stride = if grid || step.is_some_and(grid_step) {
         Stride::Grid
-    } else if step.is_some_and(block_size) {
+    } else if step.is_some_and(block_size)
+        || (step_const.is_some() && step_const == launch.block[0].map(i64::from))
+    {
         Stride::Block
-    } else if step.is_some_and(warp_step) || init.is_some_and(|e| mentions_lane_index(f, e)) {
+    } else if step.is_some_and(warp_step)
+        || init.is_some_and(|e| mentions_lane_index(f, e))
+        || (step_const == Some(32) && x_start)
+    {
         Stride::Warp
     } else {
         Stride::Other
