@@ -115,3 +115,11 @@ fn branches_of_a_function_called_from_one_lane_are_not_divergent() {
     let d = divergent("leader_work");
     assert!(d.is_empty(), "{d:#?}");
 }
+
+#[test]
+fn static_member_bounds_relative_bounds_and_warp_slices_are_uniform() {
+    for k in ["packed_loop", "own_window", "z_slices"] {
+        let d = divergent(k);
+        assert!(d.is_empty(), "{k}: {d:#?}");
+    }
+}

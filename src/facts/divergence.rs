@@ -3,7 +3,7 @@
 
 use super::affine::Coef;
 use super::barriers::{LaunchDims, warp_uniform};
-use super::loops::{LoopFacts, LoopKind, StepOp};
+use super::loops::{self, LoopFacts, LoopKind, StepOp};
 use super::relations::Relations;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
@@ -176,6 +176,8 @@ pub fn classify(
         } else if warp_uniform(f, u, cond, launch)
             || lane_invariant(f, cx, cond)
             || super::lanes::warps_agree(f, cx, launch, cond, 32)
+            || z_slices_are_warps(u, cond, launch)
+            || (!in_expression && uniform_trip_count(f, u, cx, loops, stmt, cond))
         {
             BranchKind::WarpUniform
         } else if single_thread_cond(f, cx, launch, cond) {
@@ -2307,4 +2309,109 @@ pub fn in_single_lane(mut b: BranchFact, single_lane: bool) -> BranchFact {
         b.work = Work::default();
     }
     b
+}
+
+/// (session 6) A condition depending on `threadIdx.z` alone (no data) in a
+/// block whose z-slices are whole warps (`blockDim.x · blockDim.y` a
+/// multiple of 32, `dim3(4, 8, z)`): the same in every lane of a warp.
+fn z_slices_are_warps(u: &Uniformity, c: ExprId, launch: &LaunchDims) -> bool {
+    use super::relations::DIM_Z;
+    let dims = u.expr_dims.get(c.0 as usize).copied().unwrap_or(0);
+    let slice = match launch.block {
+        [Some(x), Some(y), _] => u64::from(x) * u64::from(y),
+        _ => return false,
+    };
+    dims == 1 << DIM_Z && slice % 32 == 0
+}
+
+/// (session 6) The loop at `s` with condition `cond` runs the same number of
+/// iterations in every thread: its guard variable steps by a uniform amount
+/// and either starts at a uniform value with a bound that is a static
+/// member read through an object (`k < packed.size`, where the function
+/// also names `T::size` for the object's type `T`: only a static member can
+/// be named so), or runs a uniform distance from its start to its bound
+/// (`si = start; si < start + 32; si += 4`).
+fn uniform_trip_count(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> bool {
+    let Some(l) = loops.get(s) else {
+        return false;
+    };
+    let Some(g) = l.guard.as_ref() else {
+        return false;
+    };
+    if l.cond != Some(cond) {
+        return false;
+    }
+    let Some(iv) = l.vars.iter().find(|v| v.var == g.var) else {
+        return false;
+    };
+    let Some(init) = iv.init else {
+        return false;
+    };
+    if !matches!(iv.op, StepOp::Add | StepOp::Sub) || iv.step.is_some_and(|e| !u.is_uniform(e.0)) {
+        return false;
+    }
+    // The guard must be the whole condition: `v OP bound`.
+    let ExprKind::Binary(_, a, b) = &f.expr(cond).kind else {
+        return false;
+    };
+    let is_v =
+        |e: ExprId| matches!(f.expr(loops::strip(f, e)).kind, ExprKind::Var(x) if x == g.var);
+    let is_bound = |e: ExprId| loops::strip(f, e) == loops::strip(f, g.bound);
+    if !(is_v(*a) && is_bound(*b) || is_v(*b) && is_bound(*a)) {
+        return false;
+    }
+    if u.is_uniform(init.0) && static_member(f, g.bound) {
+        return true;
+    }
+    let d = cx.form(g.bound).add_form(&cx.form(init).times(-1));
+    d.is_invariant()
+        && d.offset.is_some()
+        && !cx.form(init).is_invariant()
+        && cx
+            .form(init)
+            .coef
+            .iter()
+            .all(|c| !matches!(c, Coef::Unknown))
+}
+
+/// Whether `e` (through casts) reads `obj.field` where the function also
+/// names `T::field` (only a static member, the same value for every
+/// object, can be named so) and `obj`'s type has no data member `field`.
+fn static_member(f: &Function, e: ExprId) -> bool {
+    let e = loops::strip(f, e);
+    let ExprKind::Member {
+        base,
+        field,
+        arrow: false,
+    } = &f.expr(e).kind
+    else {
+        return false;
+    };
+    let ExprKind::Var(v) = f.expr(*base).kind else {
+        return false;
+    };
+    // The object's type as the front end sees it may be the template
+    // instance behind a typedef (`x128` → `Packed128<float>`), so any
+    // `X::field` named in the function counts, unless the type's known
+    // layout has a data member of that name.
+    match &f.var(v).ty {
+        crate::ir::Type::Record { fields, .. } => {
+            if fields.iter().any(|(n, _, _)| n == field) {
+                return false;
+            }
+        }
+        crate::ir::Type::Named(_) | crate::ir::Type::TemplateParam(_) => {}
+        _ => return false,
+    }
+    let suffix = format!("::{field}");
+    f.exprs.iter().any(
+        |x| matches!(&x.kind, ExprKind::Name(n) if n.ends_with(&suffix) && n.len() > suffix.len()),
+    )
 }
