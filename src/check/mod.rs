@@ -166,12 +166,30 @@ fn divergence_message(
     launch: &crate::facts::LaunchDims,
 ) -> String {
     use crate::ir::StmtKind;
-    if let Some(grid) = tail {
-        let kind = if grid { "grid" } else { "block" };
+    if tail.is_some() {
+        use crate::facts::divergence::{BranchKind, Stride};
+        // (session 6, audits #31, #51) The stride named as it is; the
+        // condition under which the partial iteration does not happen.
+        let (name, exact) = match &b.kind {
+            BranchKind::StrideTail {
+                stride, exact_if, ..
+            } => (
+                stride.loop_name(),
+                exact_if.map(|(bound, step)| {
+                    format!(
+                        ", none when `{}` is a multiple of `{}`",
+                        f.expr_text(bound),
+                        f.expr_text(step)
+                    )
+                }),
+            ),
+            _ => (Stride::Block.loop_name(), None),
+        };
         return format!(
-            "`{cond}`: {kind}-stride loop; the lanes of a warp start less than one step apart, so \
+            "`{cond}`: {name}; the lanes of a warp start less than one step apart, so \
              their trip counts differ by at most one: only the last iteration runs with some \
-             lanes idle (cost: one partial iteration)"
+             lanes idle (cost: at most one partial iteration{})",
+            exact.unwrap_or_default()
         );
     }
     let what = match (&f.stmt(b.stmt).kind, b.in_expression) {
@@ -180,7 +198,8 @@ fn divergence_message(
              select or a short predicated sequence, so cheap)"
         }
         (StmtKind::If { els: None, .. }, false) => {
-            "and the lanes that take the branch run it while the others wait"
+            "and the lanes that take the branch run it while the others, which have no path \
+             of their own, wait"
         }
         (StmtKind::If { .. } | StmtKind::Switch { .. }, false) => {
             "which then run both paths one after the other"
@@ -570,7 +589,7 @@ pub fn function_findings(
         use crate::facts::divergence::BranchKind;
         let (memory, looping, tail) = match b.kind {
             BranchKind::Divergent { memory, looping } => (memory, looping, None),
-            BranchKind::StrideTail { grid, memory } => (memory, true, Some(grid)),
+            BranchKind::StrideTail { grid, memory, .. } => (memory, true, Some(grid)),
             _ => continue,
         };
         let span = if b.in_expression {

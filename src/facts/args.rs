@@ -113,6 +113,24 @@ fn single_thread_site(
     false
 }
 
+/// (issue 8, session 6, V5) Whether statement `s` runs in at most one lane
+/// of each warp: an enclosing condition (taken on its `then` side) that
+/// [`super::divergence::single_thread_cond`] recognises (`lane == 0`,
+/// `threadIdx.x % 32 == 0`, `threadIdx.x == 0`).
+fn single_lane_site(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &super::LaunchDims,
+    s: crate::ir::StmtId,
+) -> bool {
+    let mut conds = Vec::new();
+    let Some(body) = f.body else { return false };
+    enclosing(f, body, s, &mut conds, 0)
+        && conds
+            .iter()
+            .any(|c| super::divergence::single_thread_cond(f, cx, launch, *c))
+}
+
 /// Whether `e` is `threadIdx.x` plus a constant (through casts and locals
 /// set once): distinct threads of a 1-D block have distinct values.
 fn thread_x_plus_const(f: &Function, e: ExprId, depth: u32) -> bool {
@@ -182,6 +200,7 @@ pub fn call_args(
             lanes: active.tests_at(c.stmt),
             groups: Vec::new(),
             single_thread: single_thread_site(f, u, cx, launch, c.stmt),
+            single_lane: single_lane_site(f, cx, launch, c.stmt),
         };
         for a in args {
             ca.groups.push(group_size(f, params, *a));

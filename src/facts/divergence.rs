@@ -3,7 +3,7 @@
 
 use super::affine::Coef;
 use super::barriers::{LaunchDims, warp_uniform};
-use super::loops::{LoopFacts, LoopKind, StepOp};
+use super::loops::{self, LoopFacts, LoopKind, StepOp};
 use super::relations::Relations;
 use super::stride::AffineCx;
 use super::uniformity::Uniformity;
@@ -28,8 +28,15 @@ pub enum BranchKind {
     StrideTail {
         /// The step involves `gridDim` (grid-stride loop).
         grid: bool,
+        /// What the step strides over, for the message (session 6, audit #51).
+        stride: Stride,
         /// The loop body accesses memory.
         memory: bool,
+        /// `(bound, step)` when the lanes' starts are exactly the values
+        /// `0 .. step` (plus a multiple of the step): the loop has no
+        /// partial iteration when the bound is a multiple of the step
+        /// (session 6, audit #31).
+        exact_if: Option<(ExprId, ExprId)>,
     },
     /// Can split a warp.
     Divergent {
@@ -38,6 +45,32 @@ pub enum BranchKind {
         /// The divergent region contains a loop (or is one).
         looping: bool,
     },
+}
+
+/// What a stride loop's step strides over (session 6, audit #51).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stride {
+    /// The step involves `gridDim`.
+    Grid,
+    /// The step involves `blockDim` or a block group's size.
+    Block,
+    /// The start is a lane index (`threadIdx.x % 32`, a warp tile's rank) or
+    /// the step is `warpSize`.
+    Warp,
+    /// Another uniform step (a constant over a 2-D start).
+    Other,
+}
+
+impl Stride {
+    /// The loop's name in messages: "grid-stride loop", …
+    pub fn loop_name(self) -> &'static str {
+        match self {
+            Stride::Grid => "grid-stride loop",
+            Stride::Block => "block-stride loop",
+            Stride::Warp => "warp-stride loop",
+            Stride::Other => "stride loop",
+        }
+    }
 }
 
 /// One classified branch.
@@ -143,6 +176,8 @@ pub fn classify(
         } else if warp_uniform(f, u, cond, launch)
             || lane_invariant(f, cx, cond)
             || super::lanes::warps_agree(f, cx, launch, cond, 32)
+            || z_slices_are_warps(u, cond, launch)
+            || (!in_expression && uniform_trip_count(f, u, cx, loops, stmt, cond))
         {
             BranchKind::WarpUniform
         } else if single_thread_cond(f, cx, launch, cond) {
@@ -151,15 +186,26 @@ pub fn classify(
             BranchKind::BoundaryGuard
         } else if let Some((grid, tail)) = (!in_expression)
             .then(|| {
-                stride_loop(f, cx, launch, loops, stmt, cond)
-                    .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true)))
+                // (session 6, audit #57) Trip counts compared per warp from
+                // the start's value in every thread of a known block.
+                let trips = warp_trips(f, cx, launch, loops, stmt, cond);
+                let grid = || loops.get(stmt).is_some_and(|l| l.grid_stride);
+                match trips {
+                    Some(Trips::Uniform) => Some((grid(), false)),
+                    Some(Trips::Tail) => Some((grid(), true)),
+                    None => stride_loop(f, cx, launch, loops, stmt, cond)
+                        .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true))),
+                }
             })
             .flatten()
         {
             if tail {
+                let (stride, exact_if) = stride_name(f, cx, launch, loops, stmt, grid);
                 BranchKind::StrideTail {
                     grid,
-                    memory: stmt_region(f, stmt).0,
+                    stride,
+                    memory: stmt_region(f, loops, stmt).0,
+                    exact_if,
                 }
             } else {
                 // Every warp's lanes run the same number of iterations.
@@ -169,14 +215,14 @@ pub fn classify(
             let (memory, looping) = if in_expression {
                 (expr_region_has_access(f, cond), false)
             } else {
-                stmt_region(f, stmt)
+                stmt_region(f, loops, stmt)
             };
             BranchKind::Divergent { memory, looping }
         };
         let (shape, work) = if matches!(kind, BranchKind::Divergent { .. }) {
             (
                 shape(f, u, cx, launch, stmt, cond, in_expression),
-                divergent_work(f, stmt, cond, in_expression),
+                divergent_work(f, loops, stmt, cond, in_expression),
             )
         } else {
             (Shape::Plain, Work::default())
@@ -210,12 +256,17 @@ fn is_statement_condition(f: &Function, s: StmtId, c: ExprId) -> bool {
 }
 
 /// Whether the statements a branch governs access memory / contain loops.
-fn stmt_region(f: &Function, s: StmtId) -> (bool, bool) {
+/// (session 6, audit #25) A loop inside with a small constant trip count
+/// ([`unrolled_trips`]) is straight-line code once unrolled, and an element
+/// of a thread-local array at indices constant after that unrolling
+/// ([`static_index`]) is a register: neither counts.
+fn stmt_region(f: &Function, loops: &LoopFacts, s: StmtId) -> (bool, bool) {
     let mut inside = std::collections::BTreeSet::new();
     let mut looping = matches!(
         f.stmt(s).kind,
         StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
     );
+    let mut unrolled = Vec::new();
     let mut stack = f.child_stmts(s);
     while let Some(x) = stack.pop() {
         inside.insert(x.0);
@@ -223,12 +274,61 @@ fn stmt_region(f: &Function, s: StmtId) -> (bool, bool) {
             f.stmt(x).kind,
             StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
         ) {
-            looping = true;
+            match unrolled_trips(loops, x) {
+                Some((_, v)) => unrolled.push(v),
+                None => looping = true,
+            }
         }
         stack.extend(f.child_stmts(x));
     }
-    let memory = f.accesses.iter().any(|a| inside.contains(&a.stmt.0));
+    let memory = f.accesses.iter().any(|a| {
+        inside.contains(&a.stmt.0)
+            && !(a.space == crate::ir::MemSpace::Local
+                && a.indices.iter().all(|i| static_index(f, *i, &unrolled)))
+    });
     (memory, looping)
+}
+
+/// Most iterations of a loop with constant bounds that the estimate
+/// treats as fully unrolled straight-line code (nvcc unrolls small
+/// constant-trip loops, and must to keep a local array in registers).
+const UNROLL_MAX: usize = 32;
+
+/// For the loop at `s`: its constant trip count and guard variable when it
+/// is at most [`UNROLL_MAX`].
+fn unrolled_trips(loops: &LoopFacts, s: StmtId) -> Option<(u32, crate::ir::VarId)> {
+    let l = loops.get(s)?;
+    let n = l.values.as_ref()?.len();
+    let g = l.guard.as_ref()?;
+    (n <= UNROLL_MAX).then_some((n as u32, g.var))
+}
+
+/// Whether index `e` is a compile-time constant once the loops over
+/// `unrolled` are unrolled: constants, those variables, locals with one
+/// constant definition, and arithmetic of them.
+fn static_index(f: &Function, e: ExprId, unrolled: &[crate::ir::VarId]) -> bool {
+    match &f.expr(e).kind {
+        ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::SizeOf(_) | ExprKind::TemplateParam(_) => {
+            true
+        }
+        ExprKind::Builtin(Builtin::WarpSize) => true,
+        ExprKind::Var(v) => unrolled.contains(v) || super::barriers::const_value(f, e).is_some(),
+        ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Neg | UnOp::Plus, a) => {
+            static_index(f, *a, unrolled)
+        }
+        ExprKind::Binary(
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::Shl
+            | BinOp::Shr,
+            a,
+            b,
+        ) => static_index(f, *a, unrolled) && static_index(f, *b, unrolled),
+        _ => false,
+    }
 }
 
 fn expr_region_has_access(f: &Function, c: ExprId) -> bool {
@@ -842,7 +942,7 @@ fn boundary_guard(
         }),
         ExprKind::Unary(crate::ir::UnOp::Not, a) => boundary_guard(f, u, cx, launch, *a),
         ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
-            let (x, y) = (cx.form(*a), cx.form(*b));
+            let (x, y) = (guard_form(f, cx, *a, 0), guard_form(f, cx, *b, 0));
             let (t, k) = if y.is_invariant() { (x, y) } else { (y, x) };
             if !k.is_invariant() {
                 return false;
@@ -1229,7 +1329,7 @@ fn threshold_tests(
             a,
             b,
         ) => {
-            let (x, y) = (cx.form(*a), cx.form(*b));
+            let (x, y) = (monotone_form(f, cx, *a, 0), monotone_form(f, cx, *b, 0));
             let t = if y.is_invariant() && !x.is_invariant() {
                 x
             } else if x.is_invariant() && !y.is_invariant() {
@@ -1297,7 +1397,13 @@ fn monotone_scope(t: &super::affine::Affine, launch: &LaunchDims) -> Option<&'st
 /// The [`Work`] of the divergent part of the branch at `stmt` with condition
 /// `cond`: the sides of an `if` (both), the cases of a `switch`, the arms
 /// of a `?:`/`&&`/`||`; a loop's condition makes it unbounded.
-pub fn divergent_work(f: &Function, stmt: StmtId, cond: ExprId, in_expression: bool) -> Work {
+pub fn divergent_work(
+    f: &Function,
+    loops: &LoopFacts,
+    stmt: StmtId,
+    cond: ExprId,
+    in_expression: bool,
+) -> Work {
     // Values the condition loaded (by text) are reused by the sides.
     let mut reused = std::collections::BTreeSet::new();
     let mut stack = vec![cond];
@@ -1309,6 +1415,8 @@ pub fn divergent_work(f: &Function, stmt: StmtId, cond: ExprId, in_expression: b
     }
     let mut w = WorkCx {
         f,
+        loops,
+        unrolled: Vec::new(),
         reused,
         work: Work::default(),
         returns_ok: false,
@@ -1350,6 +1458,9 @@ pub fn divergent_work(f: &Function, stmt: StmtId, cond: ExprId, in_expression: b
 
 struct WorkCx<'a> {
     f: &'a Function,
+    loops: &'a LoopFacts,
+    /// Guard variables of the enclosing loops counted as unrolled.
+    unrolled: Vec<crate::ir::VarId>,
     reused: std::collections::BTreeSet<String>,
     work: Work,
     returns_ok: bool,
@@ -1424,6 +1535,30 @@ impl WorkCx<'_> {
                 }
                 self.op();
             }
+            StmtKind::For { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::DoWhile { body, .. }
+                if unrolled_trips(self.loops, s).is_some() =>
+            {
+                // (session 6, audit #25) A small constant trip count:
+                // straight-line code once unrolled, the body that many
+                // times (the counter and its test fold away).
+                let Some((n, v)) = unrolled_trips(self.loops, s) else {
+                    return;
+                };
+                let outer = self.work;
+                self.work = Work::default();
+                self.unrolled.push(v);
+                self.stmt(*body);
+                self.unrolled.pop();
+                let once = self.work;
+                self.work = Work {
+                    ops: outer.ops.saturating_add(once.ops.saturating_mul(n)),
+                    memory: outer.memory.saturating_add(once.memory.saturating_mul(n)),
+                    calls: outer.calls.saturating_add(once.calls.saturating_mul(n)),
+                    unbounded: outer.unbounded || once.unbounded,
+                };
+            }
             StmtKind::For { .. }
             | StmtKind::While { .. }
             | StmtKind::DoWhile { .. }
@@ -1435,14 +1570,25 @@ impl WorkCx<'_> {
         }
     }
 
-    /// A value computed into a register: a plain copy of a name or constant
-    /// is one move, anything else ends in the instruction that computes it.
+    /// A value computed into a register: anything but a plain copy ends in
+    /// the instruction that computes it; a copy of a name or constant is a
+    /// register move, which the compiler renames or predicates away
+    /// (session 6, audit #28): it counts nothing.
     fn value_into_register(&mut self, e: ExprId) {
-        let before = self.work.ops;
         self.expr(e);
-        if self.work.ops == before {
-            self.op();
-        }
+    }
+
+    /// Whether `e` is an element of a thread-local array at indices that are
+    /// constant once the enclosing counted loops are unrolled: a register.
+    fn register_element(&self, e: ExprId) -> bool {
+        let f = self.f;
+        f.accesses.iter().any(|a| {
+            a.expr == e
+                && a.space == crate::ir::MemSpace::Local
+                && a.indices
+                    .iter()
+                    .all(|i| static_index(f, *i, &self.unrolled))
+        })
     }
 
     /// The target of an assignment or `++`/`--`: a store for memory (with
@@ -1450,7 +1596,7 @@ impl WorkCx<'_> {
     /// for a register.
     fn lvalue(&mut self, e: ExprId, rmw: bool) {
         let f = self.f;
-        if is_memory(f, e) {
+        if is_memory(f, e) && !self.register_element(e) {
             if rmw && !self.reused.contains(&f.expr_text(e)) {
                 self.access();
             }
@@ -1500,6 +1646,7 @@ impl WorkCx<'_> {
                     self.expr(*a);
                 }
             }
+            ExprKind::Index { .. } if self.register_element(e) => {}
             ExprKind::Unary(_, _) | ExprKind::Index { .. } | ExprKind::Member { .. }
                 if is_memory(f, e) =>
             {
@@ -1844,4 +1991,427 @@ pub fn loop_exit(f: &Function, parents: &[Option<StmtId>], s: StmtId) -> Option<
         cur = p;
     }
     None
+}
+
+/// (issue 8, session 6) How the trip counts of a loop's lanes compare
+/// within each warp, from the start's value in every thread of the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trips {
+    /// Every lane of each warp runs the same number of iterations.
+    Uniform,
+    /// The lanes of a warp differ by at most one iteration (some warp does
+    /// differ): a stride tail.
+    Tail,
+}
+
+/// `ceil(a / b)` for `b > 0`.
+fn ceil_div(a: i64, b: i64) -> i64 {
+    let q = a.div_euclid(b);
+    if a.rem_euclid(b) == 0 { q } else { q + 1 }
+}
+
+/// (issue 8, session 6, audit #57) The loop at `s` with condition `cond`:
+/// its guard `v OP B` with `v` stepped by a constant `S` towards `B`,
+/// starting at a value `T(thread) + U` where `T` is computable in every
+/// thread of a fully known block ([`super::lanes::thread_value`]: `2 *
+/// threadIdx.y + threadIdx.x / 8`) and `U` is uniform (or absent). A lane
+/// runs `ceil((B' − T − U) / S)` iterations counting up (`B' = B` for `<`,
+/// `B + 1` for `<=`), which only depends on `T` through `ceil((r − T) / S)`
+/// with `r ≡ B' − U (mod S)` when `B' − U` is a constant or a known
+/// multiple of `S` plus a constant: the trip counts of each warp's lanes
+/// are compared by evaluating that for every thread. `None` when any part
+/// is not known.
+fn warp_trips(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<Trips> {
+    let l = loops.get(s)?;
+    if l.cond != Some(cond) {
+        return None;
+    }
+    let g = l.guard.as_ref()?;
+    let iv = l.vars.iter().find(|v| v.var == g.var)?;
+    let init = iv.init?;
+    let step = match iv.step {
+        Some(e) => super::loops::launch_const(f, e, launch)?,
+        None => 1,
+    };
+    let up = match (iv.op, g.op) {
+        (StepOp::Add, BinOp::Lt | BinOp::Le) => true,
+        (StepOp::Sub, BinOp::Gt | BinOp::Ge) => false,
+        _ => return None,
+    };
+    if step <= 0 {
+        return None;
+    }
+    let [Some(bx), Some(by), Some(bz)] = launch.block else {
+        return None;
+    };
+    let (bx, by, bz) = (i64::from(bx), i64::from(by), i64::from(bz));
+    let threads = bx * by * bz;
+    if threads <= 0 || threads > 4096 {
+        return None;
+    }
+    let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
+    // The start's thread part `T` and uniform part `U` (an expression).
+    let probe = coord(0);
+    let (thread_part, uniform_part) =
+        if super::lanes::thread_value(f, init, launch, probe).is_some() {
+            (init, None)
+        } else {
+            match &f.expr(init).kind {
+                ExprKind::Binary(BinOp::Add, a, b) if cx.form(*b).is_invariant() => (*a, Some(*b)),
+                ExprKind::Binary(BinOp::Add, a, b) if cx.form(*a).is_invariant() => (*b, Some(*a)),
+                _ => return None,
+            }
+        };
+    // The bound relative to the uniform part, as a residue modulo the step
+    // (or exactly when it is a constant).
+    let adjust = match (up, g.op) {
+        (true, BinOp::Le) => 1,
+        (false, BinOp::Ge) => -1,
+        _ => 0,
+    };
+    let r = match (super::loops::launch_const(f, g.bound, launch), uniform_part) {
+        (Some(b), None) => b.checked_add(adjust)?,
+        _ => {
+            let mut d = cx.form(g.bound);
+            if let Some(u) = uniform_part {
+                d = d.add_form(&cx.form(u).times(-1));
+            }
+            let multiple_ok = d.rest_multiple == 0 || (d.rest_multiple as i64) % step == 0;
+            if !d.is_invariant() || !multiple_ok {
+                return None;
+            }
+            d.offset?.checked_add(adjust)?.rem_euclid(step)
+        }
+    };
+    let ws = 32;
+    let mut tail = false;
+    for w in 0..(threads + ws - 1) / ws {
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for l in ws * w..(ws * w + ws).min(threads) {
+            let t = super::lanes::thread_value(f, thread_part, launch, coord(l))?;
+            let k = if up {
+                ceil_div(r.checked_sub(t)?, step)
+            } else {
+                ceil_div(t.checked_sub(r)?, step)
+            };
+            lo = lo.min(k);
+            hi = hi.max(k);
+        }
+        match hi - lo {
+            0 => {}
+            1 => tail = true,
+            _ => return None,
+        }
+    }
+    Some(if tail { Trips::Tail } else { Trips::Uniform })
+}
+
+/// (session 6, audits #31, #51) What the stride loop at `s` strides over,
+/// and `(bound, step)` when its starts are `0 .. step` in the lanes (a
+/// start `threadIdx.x`, a lane index, `blockIdx.x * blockDim.x +
+/// threadIdx.x` with a matching grid step: unit x coefficient, constant part
+/// 0) so that a bound that is a multiple of the step leaves no partial
+/// iteration.
+fn stride_name(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    grid: bool,
+) -> (Stride, Option<(ExprId, ExprId)>) {
+    let Some(l) = loops.get(s) else {
+        return (if grid { Stride::Grid } else { Stride::Other }, None);
+    };
+    let iv = l
+        .guard
+        .as_ref()
+        .and_then(|g| l.vars.iter().find(|v| v.var == g.var));
+    let (init, step) = match iv {
+        Some(iv) => (iv.init, iv.step),
+        None => (None, None),
+    };
+    let block_size = |e: ExprId| {
+        expr_mentions(f, e, &|k| {
+            matches!(k, ExprKind::Builtin(Builtin::BlockDim(_)))
+        }) || super::coop::group_call(f, e).is_some_and(|(m, g)| {
+            matches!(m, "size" | "num_threads")
+                && super::coop::group_size(f, g).is_none_or(|n| n > 32)
+        })
+    };
+    let warp_step = |e: ExprId| {
+        expr_mentions(f, e, &|k| matches!(k, ExprKind::Builtin(Builtin::WarpSize)))
+            || super::coop::group_call(f, e).is_some_and(|(m, g)| {
+                matches!(m, "size" | "num_threads")
+                    && super::coop::group_size(f, g).is_some_and(|n| n <= 32)
+            })
+    };
+    let grid_step = |e: ExprId| {
+        expr_mentions(f, e, &|k| {
+            matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+        })
+    };
+    // A constant step: the block's width (from the launch) is a block
+    // stride; 32 over a start `threadIdx.x + u` strides a warp's lanes.
+    let step_const = step.and_then(|e| super::loops::launch_const(f, e, launch));
+    let x_start = init.is_some_and(|e| {
+        let a = cx.form(e);
+        a.coef[0] == Coef::Int(1) && a.coef[1].is_zero() && a.coef[2].is_zero()
+    });
+    let stride = if grid || step.is_some_and(grid_step) {
+        Stride::Grid
+    } else if step.is_some_and(block_size)
+        || (step_const.is_some() && step_const == launch.block[0].map(i64::from))
+    {
+        Stride::Block
+    } else if step.is_some_and(warp_step)
+        || init.is_some_and(|e| mentions_lane_index(f, e))
+        || (step_const == Some(32) && x_start)
+    {
+        Stride::Warp
+    } else {
+        Stride::Other
+    };
+    let exact_if = match (init, step, &l.guard) {
+        (Some(i), Some(st), Some(g)) if matches!(g.op, BinOp::Lt) => {
+            let form = cx.form(i);
+            let unit = form.coef[0] == Coef::Int(1)
+                && form.coef[1].is_zero()
+                && form.coef[2].is_zero()
+                && form.offset == Some(0)
+                && (form.rest_multiple == 0 || stride == Stride::Grid);
+            (unit || is_lane_index(f, i, 0)).then_some((g.bound, st))
+        }
+        _ => None,
+    };
+    (stride, exact_if)
+}
+
+/// Whether `e` is exactly a lane index (values `0 .. 32`): `x % 32`,
+/// `x & 31`, `warpSize` as the modulus, a tile of at most 32 threads'
+/// `thread_rank()`, through casts and locals with one definition.
+fn is_lane_index(f: &Function, e: ExprId, depth: u32) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, a) => is_lane_index(f, *a, depth + 1),
+        ExprKind::Var(v) => match super::coop::var_definitions(f, *v).as_slice() {
+            [d] => is_lane_index(f, *d, depth + 1),
+            _ => false,
+        },
+        ExprKind::Binary(BinOp::Rem, _, m) => matches!(
+            f.expr(*m).kind,
+            ExprKind::Int(32) | ExprKind::Builtin(Builtin::WarpSize)
+        ),
+        ExprKind::Binary(BinOp::BitAnd, a, b) => {
+            matches!(f.expr(*a).kind, ExprKind::Int(31))
+                || matches!(f.expr(*b).kind, ExprKind::Int(31))
+        }
+        ExprKind::Call { .. } => super::coop::group_call(f, e).is_some_and(|(m, g)| {
+            m == "thread_rank" && super::coop::group_size(f, g).is_some_and(|n| n <= 32)
+        }),
+        _ => false,
+    }
+}
+
+/// (session 6, audit #25) The affine form a threshold test sees in `e`:
+/// its own, or for a clamp `max(u, a)` / `min(u, a)` of a value with a
+/// known thread form by a uniform `u` (through casts and locals with one
+/// definition), the form of `a`: the clamp keeps the value monotone in the
+/// thread index, so a threshold on it still selects one contiguous run.
+fn monotone_form(f: &Function, cx: &AffineCx<'_>, e: ExprId, depth: u32) -> super::affine::Affine {
+    let own = cx.form(e);
+    let known = |a: &super::affine::Affine| {
+        !a.is_invariant() && a.coef.iter().all(|c| !matches!(c, Coef::Unknown))
+    };
+    if known(&own) || own.is_invariant() || depth > 4 {
+        return own;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, a) => monotone_form(f, cx, *a, depth + 1),
+        ExprKind::Var(v) => match super::coop::var_definitions(f, *v).as_slice() {
+            [d] => monotone_form(f, cx, *d, depth + 1),
+            _ => own,
+        },
+        ExprKind::Call {
+            callee,
+            receiver: None,
+            args,
+        } if args.len() == 2
+            && matches!(
+                callee.trim_start_matches("::").trim_start_matches("std::"),
+                "max" | "min" | "umax" | "umin" | "fmaxf" | "fminf" | "fmax" | "fmin"
+            ) =>
+        {
+            let (p, q) = (cx.form(args[0]), cx.form(args[1]));
+            let inner = if p.is_invariant() {
+                monotone_form(f, cx, args[1], depth + 1)
+            } else if q.is_invariant() {
+                monotone_form(f, cx, args[0], depth + 1)
+            } else {
+                return own;
+            };
+            if known(&inner) { inner } else { own }
+        }
+        _ => own,
+    }
+}
+
+/// (session 6, V1) The form a boundary guard compares: `e`'s own, or for a
+/// quotient `i / n` or shift `i >> k` by a uniform amount (through casts and
+/// locals with one definition) the form of `i`: `i / n < m` holds for a
+/// prefix of the values of `i`, as `i < m·n` does.
+fn guard_form(f: &Function, cx: &AffineCx<'_>, e: ExprId, depth: u32) -> super::affine::Affine {
+    let own = cx.form(e);
+    if own.is_invariant() || depth > 4 || own.coef.iter().all(|c| !matches!(c, Coef::Unknown)) {
+        return own;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, a) => guard_form(f, cx, *a, depth + 1),
+        ExprKind::Var(v) => match super::coop::var_definitions(f, *v).as_slice() {
+            [d] => guard_form(f, cx, *d, depth + 1),
+            _ => own,
+        },
+        ExprKind::Binary(BinOp::Div | BinOp::Shr, a, b) if cx.form(*b).is_invariant() => {
+            let inner = guard_form(f, cx, *a, depth + 1);
+            if inner.coef.iter().all(|c| !matches!(c, Coef::Unknown)) {
+                inner
+            } else {
+                own
+            }
+        }
+        _ => own,
+    }
+}
+
+/// (issue 8, session 6, V5) In a device function every caller calls from at
+/// most one lane of each warp (`single_lane`), a branch the analysis found
+/// able to split a warp has one active lane to split: single-thread.
+pub fn in_single_lane(mut b: BranchFact, single_lane: bool) -> BranchFact {
+    if single_lane
+        && matches!(
+            b.kind,
+            BranchKind::Divergent { .. }
+                | BranchKind::StrideTail { .. }
+                | BranchKind::BoundaryGuard
+        )
+    {
+        b.kind = BranchKind::SingleThread;
+        b.shape = Shape::Plain;
+        b.work = Work::default();
+    }
+    b
+}
+
+/// (session 6) A condition depending on `threadIdx.z` alone (no data) in a
+/// block whose z-slices are whole warps (`blockDim.x · blockDim.y` a
+/// multiple of 32, `dim3(4, 8, z)`): the same in every lane of a warp.
+fn z_slices_are_warps(u: &Uniformity, c: ExprId, launch: &LaunchDims) -> bool {
+    use super::relations::DIM_Z;
+    let dims = u.expr_dims.get(c.0 as usize).copied().unwrap_or(0);
+    let slice = match launch.block {
+        [Some(x), Some(y), _] => u64::from(x) * u64::from(y),
+        _ => return false,
+    };
+    dims == 1 << DIM_Z && slice % 32 == 0
+}
+
+/// (session 6) The loop at `s` with condition `cond` runs the same number of
+/// iterations in every thread: its guard variable steps by a uniform amount
+/// and either starts at a uniform value with a bound that is a static
+/// member read through an object (`k < packed.size`, where the function
+/// also names `T::size` for the object's type `T`: only a static member can
+/// be named so), or runs a uniform distance from its start to its bound
+/// (`si = start; si < start + 32; si += 4`).
+fn uniform_trip_count(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> bool {
+    let Some(l) = loops.get(s) else {
+        return false;
+    };
+    let Some(g) = l.guard.as_ref() else {
+        return false;
+    };
+    if l.cond != Some(cond) {
+        return false;
+    }
+    let Some(iv) = l.vars.iter().find(|v| v.var == g.var) else {
+        return false;
+    };
+    let Some(init) = iv.init else {
+        return false;
+    };
+    if !matches!(iv.op, StepOp::Add | StepOp::Sub) || iv.step.is_some_and(|e| !u.is_uniform(e.0)) {
+        return false;
+    }
+    // The guard must be the whole condition: `v OP bound`.
+    let ExprKind::Binary(_, a, b) = &f.expr(cond).kind else {
+        return false;
+    };
+    let is_v =
+        |e: ExprId| matches!(f.expr(loops::strip(f, e)).kind, ExprKind::Var(x) if x == g.var);
+    let is_bound = |e: ExprId| loops::strip(f, e) == loops::strip(f, g.bound);
+    if !(is_v(*a) && is_bound(*b) || is_v(*b) && is_bound(*a)) {
+        return false;
+    }
+    if u.is_uniform(init.0) && static_member(f, g.bound) {
+        return true;
+    }
+    let d = cx.form(g.bound).add_form(&cx.form(init).times(-1));
+    d.is_invariant()
+        && d.offset.is_some()
+        && !cx.form(init).is_invariant()
+        && cx
+            .form(init)
+            .coef
+            .iter()
+            .all(|c| !matches!(c, Coef::Unknown))
+}
+
+/// Whether `e` (through casts) reads `obj.field` where the function also
+/// names `T::field` (only a static member, the same value for every
+/// object, can be named so) and `obj`'s type has no data member `field`.
+fn static_member(f: &Function, e: ExprId) -> bool {
+    let e = loops::strip(f, e);
+    let ExprKind::Member {
+        base,
+        field,
+        arrow: false,
+    } = &f.expr(e).kind
+    else {
+        return false;
+    };
+    let ExprKind::Var(v) = f.expr(*base).kind else {
+        return false;
+    };
+    // The object's type as the front end sees it may be the template
+    // instance behind a typedef (`x128` → `Packed128<float>`), so any
+    // `X::field` named in the function counts, unless the type's known
+    // layout has a data member of that name.
+    match &f.var(v).ty {
+        crate::ir::Type::Record { fields, .. } => {
+            if fields.iter().any(|(n, _, _)| n == field) {
+                return false;
+            }
+        }
+        crate::ir::Type::Named(_) | crate::ir::Type::TemplateParam(_) => {}
+        _ => return false,
+    }
+    let suffix = format!("::{field}");
+    f.exprs.iter().any(
+        |x| matches!(&x.kind, ExprKind::Name(n) if n.ends_with(&suffix) && n.len() > suffix.len()),
+    )
 }

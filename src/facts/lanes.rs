@@ -333,3 +333,68 @@ fn cond_value(f: &Function, cx: &AffineCx<'_>, c: ExprId, t: [i64; 3]) -> Option
         _ => None,
     }
 }
+
+/// (issue 8, session 6) The value of the integer expression `e` in the
+/// thread with index `t` of a block with the launch's dimensions, when it
+/// is made of constants, thread indices, known `blockDim`/template values,
+/// locals with one definition, integer arithmetic (`+ - * / % << >> & | ^`)
+/// and `min`/`max` of those; `None` otherwise (anything uniform but not
+/// constant, loads, calls).
+pub fn thread_value(f: &Function, e: ExprId, launch: &LaunchDims, t: [i64; 3]) -> Option<i64> {
+    thread_value_depth(f, e, launch, t, 0)
+}
+
+fn thread_value_depth(
+    f: &Function,
+    e: ExprId,
+    launch: &LaunchDims,
+    t: [i64; 3],
+    depth: u32,
+) -> Option<i64> {
+    use crate::ir::{Builtin, Dim};
+    if depth > 24 {
+        return None;
+    }
+    let rec = |x: ExprId| thread_value_depth(f, x, launch, t, depth + 1);
+    let dim = |d: &Dim| match d {
+        Dim::X => 0,
+        Dim::Y => 1,
+        Dim::Z => 2,
+    };
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::ThreadIdx(d)) => Some(t[dim(d)]),
+        ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => rec(*a),
+        ExprKind::Unary(UnOp::Neg, a) => rec(*a)?.checked_neg(),
+        ExprKind::Var(v) => super::barriers::single_def(f, v.0).and_then(rec),
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (rec(*a)?, rec(*b)?);
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Rem => x.checked_rem(y),
+                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+                BinOp::BitAnd => Some(x & y),
+                BinOp::BitOr => Some(x | y),
+                BinOp::BitXor => Some(x ^ y),
+                _ => None,
+            }
+        }
+        ExprKind::Call {
+            callee,
+            receiver: None,
+            args,
+        } if args.len() == 2 => {
+            let c = callee.trim_start_matches("::").trim_start_matches("std::");
+            let (x, y) = (rec(args[0])?, rec(args[1])?);
+            match c {
+                "max" | "umax" => Some(x.max(y)),
+                "min" | "umin" => Some(x.min(y)),
+                _ => None,
+            }
+        }
+        _ => super::loops::launch_const(f, e, launch),
+    }
+}

@@ -13,7 +13,7 @@ use crate::ir::{ExprId, ExprKind, Function, StmtKind, Type, VarId};
 /// a member assigned twice, or not a constant, is unknown). Where an
 /// integer's value is unknown the launch is still one-dimensional: y = z = 1.
 pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
-    let as_u32 = |e: ExprId| const_value(f, e).and_then(|v| u32::try_from(v).ok());
+    let as_u32 = |e: ExprId| host_const(f, e, 0).and_then(|v| u32::try_from(v).ok());
     let one_d = |known: Option<u32>| [known, Some(1), Some(1)];
     match &f.expr(e).kind {
         ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
@@ -41,6 +41,95 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
             Some(v) => one_d(Some(v)),
             None => [None; 3],
         },
+    }
+}
+
+/// (issue 8, session 6) [`const_value`], and a variable (a parameter too)
+/// whose only write is one top-level statement `v = C;` of the function
+/// body with no statement before it mentioning `v`: every read sees `C`
+/// (`sqrt_block_size = 16; dim3 block(sqrt_block_size, sqrt_block_size);`).
+fn host_const(f: &Function, e: ExprId, depth: u32) -> Option<i64> {
+    if let Some(v) = const_value(f, e) {
+        return Some(v);
+    }
+    if depth > 8 {
+        return None;
+    }
+    let rec = |x: ExprId| host_const(f, x, depth + 1);
+    match &f.expr(e).kind {
+        ExprKind::Cast(_, a) => rec(*a),
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (rec(*a)?, rec(*b)?);
+            match op {
+                crate::ir::BinOp::Add => x.checked_add(y),
+                crate::ir::BinOp::Sub => x.checked_sub(y),
+                crate::ir::BinOp::Mul => x.checked_mul(y),
+                crate::ir::BinOp::Div => x.checked_div(y),
+                crate::ir::BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+                crate::ir::BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+                _ => None,
+            }
+        }
+        ExprKind::Var(v) => {
+            let v = *v;
+            let is_v = |x: ExprId| matches!(f.expr(x).kind, ExprKind::Var(w) if w == v);
+            let writes: Vec<ExprId> = f
+                .exprs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, x)| match &x.kind {
+                    ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. }
+                        if is_v(*lhs) =>
+                    {
+                        Some(ExprId(i as u32))
+                    }
+                    ExprKind::Unary(crate::ir::UnOp::AddrOf, a) if is_v(*a) => {
+                        Some(ExprId(i as u32))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let [w] = writes.as_slice() else {
+                return None;
+            };
+            let ExprKind::Assign { op: None, rhs, .. } = &f.expr(*w).kind else {
+                return None;
+            };
+            let StmtKind::Block(top) = &f.stmt(f.body?).kind else {
+                return None;
+            };
+            let at = top
+                .iter()
+                .position(|s| matches!(f.stmt(*s).kind, StmtKind::Expr(x) if x == *w))?;
+            let mentions = |s: crate::ir::StmtId| {
+                let mut stack: Vec<crate::ir::StmtId> = vec![s];
+                while let Some(t) = stack.pop() {
+                    let mut exprs: Vec<ExprId> = match &f.stmt(t).kind {
+                        StmtKind::Decl { var, init } => {
+                            if *var == v {
+                                return true;
+                            }
+                            init.iter().copied().collect()
+                        }
+                        StmtKind::Expr(x) => vec![*x],
+                        _ => Vec::new(),
+                    };
+                    while let Some(x) = exprs.pop() {
+                        if is_v(x) {
+                            return true;
+                        }
+                        exprs.extend(f.child_exprs(x));
+                    }
+                    stack.extend(f.child_stmts(t));
+                }
+                false
+            };
+            if top[..at].iter().any(|s| mentions(*s)) {
+                return None;
+            }
+            rec(*rhs)
+        }
+        _ => None,
     }
 }
 
@@ -90,7 +179,7 @@ fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
                 let value = if op {
                     None
                 } else {
-                    rhs.and_then(|r| const_value(f, r).and_then(|x| u32::try_from(x).ok()))
+                    rhs.and_then(|r| host_const(f, r, 0).and_then(|x| u32::try_from(x).ok()))
                 };
                 out[d] = if assigned[d] { None } else { value };
                 assigned[d] = true;

@@ -93,6 +93,9 @@ pub struct ParamFacts {
     /// (issue 11) Every caller calls from at most one thread of its block
     /// (`if (threadIdx.x == winner)` with a block-uniform `winner`).
     pub single_thread: bool,
+    /// (issue 8, session 6, V5) Every caller calls from at most one lane of
+    /// each warp: the function's branches cannot split a warp.
+    pub single_lane: bool,
 }
 
 /// The arguments of one call site, as a caller sees them.
@@ -118,6 +121,10 @@ pub struct CallArgs {
     /// The call runs in at most one thread of the block (issue 11).
     #[serde(default)]
     pub single_thread: bool,
+    /// (issue 8, session 6, V5) The call runs in at most one lane of each
+    /// warp (`if (lane == 0) f();`).
+    #[serde(default)]
+    pub single_lane: bool,
 }
 
 impl ParamFacts {
@@ -131,12 +138,14 @@ impl ParamFacts {
             self.entry_lanes = c.lanes.clone();
             self.groups = c.groups.clone();
             self.single_thread = c.single_thread;
+            self.single_lane = c.single_lane;
             return;
         }
         if self.entry_lanes != c.lanes {
             self.entry_lanes.clear();
         }
         self.single_thread &= c.single_thread;
+        self.single_lane &= c.single_lane;
         // A site with fewer arguments uses default values there: nothing
         // thread-dependent from it, but no known form, space or offset.
         let n = c.dims.len().max(self.dims.len());
@@ -228,7 +237,10 @@ impl Analysis {
             cost,
         );
         let call_args = args::call_args(f, &uniformity, &cx, params, &active, &launch);
-        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops);
+        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops)
+            .into_iter()
+            .map(|b| divergence::in_single_lane(b, params.single_lane || params.single_thread))
+            .collect();
         let intervals = intervals::compute(f);
         let races = races::races(f, &uniformity, &launch, &intervals, &access_space, params);
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
