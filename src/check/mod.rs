@@ -926,7 +926,7 @@ impl Finding {
 fn permille_text(p: u32) -> String {
     if p == 0 {
         "under 0.1 %".into()
-    } else if p % 10 == 0 {
+    } else if p.is_multiple_of(10) {
         format!("{} %", p / 10)
     } else {
         format!("{}.{} %", p / 10, p % 10)
