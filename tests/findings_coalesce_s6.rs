@@ -123,3 +123,21 @@ fn the_share_threshold_is_a_cost_key() {
         "{d:#?}"
     );
 }
+
+#[test]
+fn a_sparse_sample_says_what_share_of_its_range_it_fetches() {
+    let all = findings();
+    let t = common::global_in(&all, "segment_tops");
+    let reads: Vec<_> = t
+        .iter()
+        .filter(|f| f["facts"]["access"] == "read")
+        .collect();
+    assert_eq!(reads.len(), 1, "{t:#?}");
+    let m = message(reads[0]);
+    assert!(m.contains("a sparse sample"), "{m}");
+    assert!(m.contains("1/128 of the sectors"), "{m}");
+    // Control: other blocks read the elements between the lanes'.
+    let c = common::global_in(&all, "column_read");
+    assert_eq!(c.len(), 1, "{c:#?}");
+    assert!(!message(c[0]).contains("sparse"), "{c:#?}");
+}

@@ -511,11 +511,28 @@ pub fn function_findings(
                 if aligned > &g.min_sectors {
                     // (issue 8 audit #42) Rows that fetch only their whole
                     // elements' sectors: say what keeps them aligned.
-                    let rows_clause = g
+                    let mut rows_clause = g
                         .row_runs
                         .as_ref()
                         .map(|r| row_runs_clause(r, *aligned, *actual, sb))
                         .unwrap_or_default();
+                    // (issue 8 audit #43) A sparse sample: say what share
+                    // of the range it spans it fetches.
+                    // Only when that share is at most `[cost]
+                    // small_access_percent`.
+                    let span = |bytes: i64| ((bytes + i64::from(sb) - 1) / i64::from(sb)).max(1);
+                    if let Some((c, bytes)) = g.sparse
+                        && cm.small_access_percent > 0
+                        && span(bytes) * i64::from(cm.small_access_percent) >= 100
+                    {
+                        let span_sectors = span(bytes);
+                        rows_clause.push_str(&format!(
+                            "; a sparse sample (outside any loop, one element in every {c}): \
+                             one sector per lane, 1/{span_sectors} of the sectors in the range \
+                             the warp spans, so it costs little when that array is also read or \
+                             written whole (a pass over it fetches {span_sectors} times as many)"
+                        ));
+                    }
                     (
                         "uncoalesced-global",
                         Severity::Warning,

@@ -90,6 +90,12 @@ pub struct GlobalAccessCost {
     /// [`traffic_shares`]); `None` when it cannot be bounded (a loop of
     /// unknown trip count around it, an unknown index).
     pub share_permille: Option<u32>,
+    /// (issue 8 audit #43) A sparse sample: outside every loop, alone (no
+    /// group), each lane reads one element at this many bytes from the
+    /// next lane's, at least a line apart, with the rest of the index a
+    /// multiple of the lane stride (no other block or warp reads the
+    /// elements in between): the lane stride in elements and bytes.
+    pub sparse: Option<(i64, i64)>,
 }
 
 /// The rows of a warp under a symbolic row stride whose sectors are those
@@ -190,6 +196,7 @@ pub fn global_costs(
     } else {
         chunk_loops(f)
     };
+    let in_loop = enclosing_loops(f);
     let once = if per_instruction {
         BTreeSet::new()
     } else {
@@ -234,6 +241,7 @@ pub fn global_costs(
                 halo: false,
                 gather: loaded_values(f, u, cx, a),
                 share_permille: None,
+                sparse: None,
             });
             continue;
         }
@@ -271,6 +279,9 @@ pub fn global_costs(
             halo: plan.halo.contains(&i),
             ..worst
         };
+        if group.is_none() && !in_loop.contains_key(&a.stmt.0) {
+            c.sparse = sparse_sample(&c, elem, cost);
+        }
         // A chunk of symbolic size: per iteration the bound holds; when the
         // chunk is short the later iterations hit the sectors the first
         // fetched. Say so.
@@ -488,7 +499,8 @@ fn conjunct_trips(
         Some(e) => super::loops::launch_const(f, e, launch)?,
         None => 1,
     };
-    let bound = super::loops::launch_const(f, *b, launch)? + i64::from(*op == BinOp::Le);
+    let bound =
+        super::loops::launch_const(f, *b, launch)?.saturating_add(i64::from(*op == BinOp::Le));
     if step <= 0 {
         return None;
     }
@@ -513,13 +525,36 @@ fn conjunct_trips(
             _ => return None,
         },
     };
-    let trips = |from: i64| -> u64 { ((bound - from).max(0) as u64).div_ceil(step as u64) };
+    let trips =
+        |from: i64| -> u64 { (bound.saturating_sub(from).max(0) as u64).div_ceil(step as u64) };
     let lower = if spread {
-        launch.block[0].map(|bx| trips(start + i64::from(bx) - 1))
+        launch.block[0].map(|bx| trips(start.saturating_add(i64::from(bx) - 1)))
     } else {
         Some(trips(start))
     };
     Some((lower, trips(start)))
+}
+
+/// (audit #43) See [`GlobalAccessCost::sparse`]: an exact cost whose only
+/// lane coefficient is an integer `c` with `c × elem` at least a line, a
+/// constant offset and a rest that is a multiple of `c`.
+fn sparse_sample(g: &GlobalAccessCost, elem: i64, cost: &CostModel) -> Option<(i64, i64)> {
+    if !matches!(g.sectors, Sectors::Exact { .. }) {
+        return None;
+    }
+    let Coef::Int(c) = g.form.coef[0] else {
+        return None;
+    };
+    let c = c.abs();
+    let bytes = c.checked_mul(elem)?;
+    let others_zero = g.form.coef[1..].iter().all(|x| x.is_zero());
+    let rest_ok = g.form.rest_multiple == 0 || (c > 0 && g.form.rest_multiple % c as u64 == 0);
+    (others_zero
+        && rest_ok
+        && g.form.offset.is_some()
+        && bytes >= i64::from(cost.line_bytes)
+        && cost.sector_bytes < cost.line_bytes)
+        .then_some((c, bytes))
 }
 
 /// How the accesses of one thread share sectors (from [`super::reuse`]).
@@ -971,6 +1006,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            sparse: None,
         };
     }
     // Elements are naturally aligned: one no wider than a sector sits in one.
@@ -997,6 +1033,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            sparse: None,
         };
     }
     let count = |base: i64, unit: i64| -> u32 {
@@ -1082,6 +1119,7 @@ fn lane_cost(
                 halo: false,
                 gather: Vec::new(),
                 share_permille: None,
+                sparse: None,
             };
         }
         // (audit #42) More sectors than the bytes used, but no more than
@@ -1124,6 +1162,7 @@ fn lane_cost(
                 halo: false,
                 gather: Vec::new(),
                 share_permille: None,
+                sparse: None,
             };
         }
         return GlobalAccessCost {
@@ -1153,6 +1192,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            sparse: None,
         };
     }
     let aligned = count(0, sector);
@@ -1193,6 +1233,7 @@ fn lane_cost(
         halo: false,
         gather: Vec::new(),
         share_permille: None,
+        sparse: None,
     }
 }
 
