@@ -548,7 +548,8 @@ fn sparse_sample(g: &GlobalAccessCost, elem: i64, cost: &CostModel) -> Option<(i
     let c = c.abs();
     let bytes = c.checked_mul(elem)?;
     let others_zero = g.form.coef[1..].iter().all(|x| x.is_zero());
-    let rest_ok = g.form.rest_multiple == 0 || (c > 0 && g.form.rest_multiple % c as u64 == 0);
+    let rest_ok =
+        g.form.rest_multiple == 0 || (c > 0 && g.form.rest_multiple.is_multiple_of(c as u64));
     (others_zero
         && rest_ok
         && g.form.offset.is_some()
