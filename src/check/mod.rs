@@ -495,11 +495,19 @@ pub fn function_findings(
                 Severity::Warning,
                 format!(
                     "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
-                     may touch up to {} sectors of {sb} B where {} would hold its {} B",
+                     may touch up to {} sectors of {sb} B where {} would hold its {} B{}",
                     u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
                     g.min_sectors
                         .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
-                    u64::from(cm.warp) * k
+                    u64::from(cm.warp) * k,
+                    gather_condition(
+                        &g.gather,
+                        &acc.indices
+                            .last()
+                            .map(|e| f.expr_text(*e))
+                            .unwrap_or_default(),
+                        acc.indices.len()
+                    )
                 ),
                 serde_json::json!({"data_dependent": true}),
             ),
@@ -520,16 +528,45 @@ pub fn function_findings(
                 alignment_known,
             } => {
                 if aligned > &g.min_sectors {
+                    // (issue 8 audit #42) Rows that fetch only their whole
+                    // elements' sectors: say what keeps them aligned.
+                    let mut rows_clause = g
+                        .row_runs
+                        .as_ref()
+                        .map(|r| row_runs_clause(r, *aligned, *actual, sb))
+                        .unwrap_or_default();
+                    // (issue 8 audit #43) A sparse sample: say what share
+                    // of the range it spans it fetches.
+                    // Only when that share is at most `[cost]
+                    // small_access_percent`.
+                    let span = |bytes: i64| ((bytes + i64::from(sb) - 1) / i64::from(sb)).max(1);
+                    if let Some((c, bytes)) = g.sparse
+                        && cm.small_access_percent > 0
+                        && span(bytes) * i64::from(cm.small_access_percent) >= 100
+                    {
+                        let span_sectors = span(bytes);
+                        rows_clause.push_str(&format!(
+                            "; a sparse sample (outside any loop, one element in every {c}): \
+                             one sector per lane, 1/{span_sectors} of the sectors in the range \
+                             the warp spans, so it costs little when that array is also read or \
+                             written whole (a pass over it fetches {span_sectors} times as many)"
+                        ));
+                    }
                     (
                         "uncoalesced-global",
                         Severity::Warning,
                         format!(
                             "{rw} of `{target}`: one warp touches {aligned} sectors of {sb} B ({lines} lines \
-                             of {lb} B) where {} would hold the same bytes; cause: {pattern}",
+                             of {lb} B) where {} would hold the same bytes; cause: {pattern}{rows_clause}",
                             g.min_sectors
                         ),
                         serde_json::json!({"sectors": aligned, "sectors_with_offset": actual, "lines": lines, "alignment_known": alignment_known}),
                     )
+                } else if g.halo {
+                    // (issue 8 audit M1, #36) Neighbours on both sides of
+                    // the carrier: its misalignment is the stencil's halo,
+                    // which any alignment of the array needs.
+                    continue;
                 } else if let Some(rows) = g.misaligned_rows
                     && actual > aligned
                 {
@@ -559,6 +596,27 @@ pub fn function_findings(
                 }
             }
         };
+        // (issue 8 audit #43, #46) A small part of the kernel's traffic:
+        // a note that says how small.
+        let (severity, message) = match g.share_permille {
+            Some(p)
+                if rule == "uncoalesced-global"
+                    && severity == Severity::Warning
+                    && p <= cm.small_access_percent.saturating_mul(10) =>
+            {
+                (
+                    Severity::Note,
+                    format!(
+                        "{message}; but this access is at most about {} of the kernel's estimated \
+                         global traffic (sectors per block, each access weighted by the warps that \
+                         run it and the trip counts of its loops, a loop of unknown count once), \
+                         so it matters little",
+                        permille_text(p)
+                    ),
+                )
+            }
+            _ => (severity, message),
+        };
         out.push(Finding {
             rule: rule.to_string(),
             severity,
@@ -578,6 +636,7 @@ pub fn function_findings(
                 "bytes_per_thread": acc.access_bytes,
                 "min_sectors": g.min_sectors,
                 "cost": sectors_json,
+                "traffic_share_permille": g.share_permille,
                 "block_dims": a.launch.block,
             }),
         });
@@ -899,6 +958,85 @@ impl Finding {
 }
 
 /// "stride 2 elements × 4 B" from an affine form.
+/// A share in per mille as a percentage ("1.5 %", "under 0.1 %").
+fn permille_text(p: u32) -> String {
+    if p == 0 {
+        "under 0.1 %".into()
+    } else if p.is_multiple_of(10) {
+        format!("{} %", p / 10)
+    } else {
+        format!("{}.{} %", p / 10, p % 10)
+    }
+}
+
+/// (issue 8 audit #14) For a gather: the condition under which it is
+/// coalesced, naming the loaded values the index uses and how the lanes
+/// read them.
+fn gather_condition(loaded: &[(String, Option<i64>)], index: &str, dims: usize) -> String {
+    if loaded.is_empty() || dims != 1 {
+        return String::new();
+    }
+    let norm = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace() && *c != '(' && *c != ')')
+            .collect::<String>()
+    };
+    let names: Vec<String> = loaded.iter().map(|(t, _)| format!("`{t}`")).collect();
+    let how = match loaded {
+        [(_, Some(1 | -1))] => {
+            " (read by consecutive lanes at consecutive positions: coalesced when the table maps \
+             neighbouring positions to neighbouring elements, as a neighbour or identity table does)"
+        }
+        [(_, Some(0))] => " (one position for every lane of a row)",
+        _ => "",
+    };
+    if let [(t, _)] = loaded
+        && norm(t) == norm(index)
+    {
+        return format!(
+            "; it needs only the minimum when the values of `{t}` are consecutive across the \
+             warp's lanes{how}"
+        );
+    }
+    format!(
+        "; it needs only the minimum when `{index}` takes consecutive values across the warp's \
+         lanes, which depends on the values loaded for {}{how}",
+        names.join(", ")
+    )
+}
+
+/// (issue 8 audit #42) The clause for rows of a warp that are separate
+/// runs under a symbolic row stride but fetch only the sectors of the whole
+/// elements they read: the overfetch is the element layout, and whether
+/// the rows stay sector-aligned depends on the stride.
+fn row_runs_clause(
+    r: &crate::facts::coalescing::RowRuns,
+    aligned: u32,
+    actual: u32,
+    sb: u32,
+) -> String {
+    let whole = format!(
+        "; the sectors fetched hold the whole elements the lanes read (the warp's {} rows of {} \
+         lanes are separate runs, but elements laid end to end would take as many)",
+        r.rows, r.lanes_per_row
+    );
+    if actual <= aligned {
+        return whole;
+    }
+    if r.offset_aligned {
+        format!(
+            "{whole}; each row starts on a {sb}-B sector boundary when `{}` is a multiple of {} \
+             and the array and row 0 are aligned; if `{}` is not a multiple of {}, up to {actual} sectors",
+            r.stride, r.multiple, r.stride, r.multiple
+        )
+    } else {
+        format!(
+            "{whole}; the index's constant offset moves the rows off sector boundaries, so up to \
+             {actual} sectors"
+        )
+    }
+}
+
 fn describe_form(form: &crate::facts::affine::Affine, elem: u64) -> String {
     use crate::facts::affine::Coef;
     let names = ["threadIdx.x", "threadIdx.y", "threadIdx.z"];

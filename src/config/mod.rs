@@ -248,6 +248,14 @@ pub struct CostConfig {
     /// reported (0 reports every one).
     #[serde(default = "default_divergent_min_ops")]
     pub divergent_min_ops: u32,
+    /// (issue 8) Uncoalesced accesses carrying at most this share (percent)
+    /// of their kernel's estimated global traffic are notes (0: never).
+    #[serde(default = "default_small_access_percent")]
+    pub small_access_percent: u32,
+}
+
+fn default_small_access_percent() -> u32 {
+    crate::facts::cost::DEFAULT_SMALL_ACCESS_PERCENT
 }
 
 fn default_divergent_min_ops() -> u32 {
@@ -273,6 +281,7 @@ impl Default for CostConfig {
             banks: 32,
             bank_bytes: 4,
             divergent_min_ops: default_divergent_min_ops(),
+            small_access_percent: default_small_access_percent(),
         }
     }
 }

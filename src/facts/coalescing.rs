@@ -71,6 +71,50 @@ pub struct GlobalAccessCost {
     /// Whether a previous access of the same statement's field group
     /// carries the cost (this one is not reported again).
     pub grouped: bool,
+    /// (issue 8 audit #42) The warp's rows are separate runs (symbolic row
+    /// stride) but fetch no more sectors than the whole elements they read:
+    /// the rows are not the cause of the overfetch (reading part of wider
+    /// elements is).
+    pub row_runs: Option<RowRuns>,
+    /// (issue 8 audit M1, #36) This access carries a stencil whose
+    /// neighbours lie on both sides of it (`h[i + 1] - h[i - 1]`): a
+    /// misalignment of its rows is the stencil's halo, unavoidable.
+    pub halo: bool,
+    /// (issue 8 audit #14) For a data-dependent index: the values loaded
+    /// from memory that it uses, each with the lane stride of its own index
+    /// when that is an integer (`d_iS[row]` read at consecutive positions
+    /// by consecutive lanes: stride 1).
+    pub gather: Vec<(String, Option<i64>)>,
+    /// (issue 8 audit #43, #46) An upper bound on this access's share of
+    /// the function's estimated global traffic, in per mille (see
+    /// [`traffic_shares`]); `None` when it cannot be bounded (a loop of
+    /// unknown trip count around it, an unknown index).
+    pub share_permille: Option<u32>,
+    /// (issue 8 audit #43) A sparse sample: outside every loop, alone (no
+    /// group), each lane reads one element at this many bytes from the
+    /// next lane's, at least a line apart, with the rest of the index a
+    /// multiple of the lane stride (no other block or warp reads the
+    /// elements in between): the lane stride in elements and bytes.
+    pub sparse: Option<(i64, i64)>,
+}
+
+/// The rows of a warp under a symbolic row stride whose sectors are those
+/// of whole elements (see [`GlobalAccessCost::row_runs`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RowRuns {
+    /// Rows of the warp.
+    pub rows: u32,
+    /// Lanes per row.
+    pub lanes_per_row: u32,
+    /// The symbolic row stride (elements).
+    pub stride: String,
+    /// Each row starts where row 0's alignment does when the stride is a
+    /// multiple of this many elements (stride × element size a multiple of
+    /// the sector).
+    pub multiple: i64,
+    /// Whether the index's constant offset keeps row 0's element start
+    /// sector-aligned (else every row may straddle one more sector).
+    pub offset_aligned: bool,
 }
 
 /// Lane coordinates (x, y) of the `warp` lanes of a full warp: consecutive
@@ -152,6 +196,7 @@ pub fn global_costs(
     } else {
         chunk_loops(f)
     };
+    let in_loop = enclosing_loops(f);
     let once = if per_instruction {
         BTreeSet::new()
     } else {
@@ -192,6 +237,11 @@ pub fn global_costs(
                 misaligned_rows: None,
                 fields: None,
                 grouped,
+                row_runs: None,
+                halo: false,
+                gather: loaded_values(f, u, cx, a),
+                share_permille: None,
+                sparse: None,
             });
             continue;
         }
@@ -226,8 +276,12 @@ pub fn global_costs(
         let mut c = GlobalAccessCost {
             fields: group,
             grouped,
+            halo: plan.halo.contains(&i),
             ..worst
         };
+        if group.is_none() && !in_loop.contains_key(&a.stmt.0) {
+            c.sparse = sparse_sample(&c, elem, cost);
+        }
         // A chunk of symbolic size: per iteration the bound holds; when the
         // chunk is short the later iterations hit the sectors the first
         // fetched. Say so.
@@ -244,6 +298,266 @@ pub fn global_costs(
     out
 }
 
+/// (issue 8 audit #43, #46) Bound each reported access's share of the
+/// function's global traffic, estimated per block in sectors: each costed
+/// access counts its sectors per warp × the warps of the block that run it
+/// × the trip counts of its enclosing loops. For the access itself the
+/// upper bounds (its worst sector count, the loops' largest trip counts;
+/// no bound when a loop's count is unknown), for the others the lower ones
+/// (the sectors their bytes need, the loops' smallest trip counts, a loop
+/// of unknown count once): the result is an upper bound on the share.
+pub fn traffic_shares(
+    f: &Function,
+    launch: &LaunchDims,
+    active: &super::lanes::ActiveLanes,
+    loops: &super::loops::LoopFacts,
+    cost: &CostModel,
+    global: &mut [GlobalAccessCost],
+) {
+    let enclosing = enclosing_loops(f);
+    let block_warps: Option<u64> = match launch.block {
+        [Some(x), Some(y), Some(z)] => {
+            Some((u64::from(x) * u64::from(y) * u64::from(z)).div_ceil(u64::from(cost.warp.max(1))))
+        }
+        _ => None,
+    };
+    let sector = u64::from(cost.sector_bytes.max(1));
+    // (lower, upper) weights of each entry.
+    let weights: Vec<(u64, Option<u64>)> = global
+        .iter()
+        .map(|g| {
+            let a = &f.accesses[g.access];
+            let warps = match active.warps(a.stmt) {
+                Some(w) => Some(w.len() as u64),
+                None => block_warps,
+            };
+            let (mut lo, mut hi) = (warps.unwrap_or(1), warps);
+            for l in enclosing.get(&a.stmt.0).into_iter().flatten() {
+                let (tl, th) = trip_bounds(f, launch, loops, *l);
+                lo = lo.saturating_mul(tl);
+                hi = match (hi, th) {
+                    (Some(h), Some(t)) => Some(h.saturating_mul(t)),
+                    _ => None,
+                };
+            }
+            (lo, hi)
+        })
+        .collect();
+    let own_upper = |g: &GlobalAccessCost| -> Option<u64> {
+        let a = &f.accesses[g.access];
+        match &g.sectors {
+            Sectors::Exact {
+                actual, aligned, ..
+            } => Some(u64::from((*actual).max(*aligned))),
+            Sectors::UpTo(n, _) => Some(u64::from(*n)),
+            Sectors::DataDependent => a
+                .access_bytes
+                .map(|k| u64::from(cost.warp) * k.div_ceil(sector).max(1)),
+            Sectors::Unknown => None,
+        }
+    };
+    let lower = |g: &GlobalAccessCost| -> u64 {
+        match &g.sectors {
+            Sectors::Exact { aligned, .. } => u64::from(*aligned).max(u64::from(g.min_sectors)),
+            _ => u64::from(g.min_sectors),
+        }
+    };
+    let lows: Vec<u64> = global
+        .iter()
+        .zip(&weights)
+        .map(|(g, w)| {
+            if g.grouped {
+                0
+            } else {
+                lower(g).saturating_mul(w.0)
+            }
+        })
+        .collect();
+    let total_low: u64 = lows.iter().fold(0u64, |a, b| a.saturating_add(*b));
+    for (i, g) in global.iter_mut().enumerate() {
+        if g.grouped {
+            continue;
+        }
+        let (Some(own), Some(w)) = (own_upper(g), weights[i].1) else {
+            continue;
+        };
+        let own = own.saturating_mul(w);
+        let others = total_low - lows[i];
+        let total = own.saturating_add(others);
+        if total == 0 {
+            continue;
+        }
+        g.share_permille = Some(((own as u128 * 1000).div_ceil(total as u128)).min(1000) as u32);
+    }
+}
+
+/// For each statement: the loops around it (outermost first).
+fn enclosing_loops(f: &Function) -> std::collections::HashMap<u32, Vec<crate::ir::StmtId>> {
+    use crate::ir::StmtKind;
+    fn walk(
+        f: &Function,
+        s: crate::ir::StmtId,
+        stack: &mut Vec<crate::ir::StmtId>,
+        out: &mut std::collections::HashMap<u32, Vec<crate::ir::StmtId>>,
+    ) {
+        let is_loop = matches!(
+            f.stmt(s).kind,
+            StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
+        );
+        if is_loop {
+            stack.push(s);
+        }
+        if !stack.is_empty() {
+            out.insert(s.0, stack.clone());
+        }
+        for c in f.child_stmts(s) {
+            walk(f, c, stack, out);
+        }
+        if is_loop {
+            stack.pop();
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    if let Some(b) = f.body {
+        walk(f, b, &mut Vec::new(), &mut out);
+    }
+    out
+}
+
+/// (smallest, largest) trip count of loop `s` over the block's threads:
+/// exact when its guard variable's values are known; else from each
+/// conjunct `v < B` / `v <= B` of its condition whose variable steps by a
+/// constant (`+=`, `++`) from a constant or `c + threadIdx.x` (block-stride
+/// loops) to a constant bound: the loop runs at most as often as the
+/// fewest of them allows. Unknown: (1, `None`).
+fn trip_bounds(
+    f: &Function,
+    launch: &LaunchDims,
+    loops: &super::loops::LoopFacts,
+    s: crate::ir::StmtId,
+) -> (u64, Option<u64>) {
+    use crate::ir::{BinOp, ExprKind};
+    let Some(l) = loops.get(s) else {
+        return (1, None);
+    };
+    if let Some(v) = &l.values {
+        let n = v.len() as u64;
+        return (n, Some(n));
+    }
+    let Some(cond) = l.cond else {
+        return (1, None);
+    };
+    let mut conjuncts = Vec::new();
+    let mut stack = vec![cond];
+    while let Some(e) = stack.pop() {
+        match &f.expr(super::loops::strip(f, e)).kind {
+            ExprKind::Binary(BinOp::LogAnd, a, b) => {
+                stack.push(*a);
+                stack.push(*b);
+            }
+            _ => conjuncts.push(e),
+        }
+    }
+    // A conjunct that is not such a counter (`i < n` with `i` from a
+    // block index: a boundary guard) is taken not to cut the loop short for
+    // the smallest count; a loop none of whose conjuncts is one runs once.
+    let bounds: Vec<(Option<u64>, u64)> = conjuncts
+        .into_iter()
+        .filter_map(|c| conjunct_trips(f, launch, l, c))
+        .collect();
+    let upper = bounds.iter().map(|b| b.1).min();
+    let lower = bounds
+        .iter()
+        .map(|b| b.0)
+        .try_fold(u64::MAX, |m, x| x.map(|x| m.min(x)))
+        .filter(|m| *m != u64::MAX)
+        .unwrap_or(1);
+    (lower.min(upper.unwrap_or(u64::MAX)), upper)
+}
+
+/// Trip counts (smallest if known, largest) one conjunct `v < B` of a
+/// loop condition allows (see [`trip_bounds`]).
+fn conjunct_trips(
+    f: &Function,
+    launch: &LaunchDims,
+    l: &super::loops::LoopInfo,
+    c: ExprId,
+) -> Option<(Option<u64>, u64)> {
+    use crate::ir::{BinOp, Builtin, Dim, ExprKind};
+    let strip = |e: ExprId| super::loops::strip(f, e);
+    let ExprKind::Binary(op @ (BinOp::Lt | BinOp::Le), v, b) = &f.expr(strip(c)).kind else {
+        return None;
+    };
+    let ExprKind::Var(var) = f.expr(strip(*v)).kind else {
+        return None;
+    };
+    let iv = l.vars.iter().find(|x| x.var == var)?;
+    if iv.op != super::loops::StepOp::Add {
+        return None;
+    }
+    let step = match iv.step {
+        Some(e) => super::loops::launch_const(f, e, launch)?,
+        None => 1,
+    };
+    let bound =
+        super::loops::launch_const(f, *b, launch)?.saturating_add(i64::from(*op == BinOp::Le));
+    if step <= 0 {
+        return None;
+    }
+    let init = iv.init?;
+    let tid = |e: ExprId| {
+        matches!(
+            f.expr(strip(e)).kind,
+            ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
+        )
+    };
+    // init = c, threadIdx.x, or c + threadIdx.x (either order).
+    let (start, spread) = match super::loops::launch_const(f, init, launch) {
+        Some(c) => (c, false),
+        None if tid(init) => (0, true),
+        None => match &f.expr(strip(init)).kind {
+            ExprKind::Binary(BinOp::Add, a, b) if tid(*a) => {
+                (super::loops::launch_const(f, *b, launch)?, true)
+            }
+            ExprKind::Binary(BinOp::Add, a, b) if tid(*b) => {
+                (super::loops::launch_const(f, *a, launch)?, true)
+            }
+            _ => return None,
+        },
+    };
+    let trips =
+        |from: i64| -> u64 { (bound.saturating_sub(from).max(0) as u64).div_ceil(step as u64) };
+    let lower = if spread {
+        launch.block[0].map(|bx| trips(start.saturating_add(i64::from(bx) - 1)))
+    } else {
+        Some(trips(start))
+    };
+    Some((lower, trips(start)))
+}
+
+/// (audit #43) See [`GlobalAccessCost::sparse`]: an exact cost whose only
+/// lane coefficient is an integer `c` with `c × elem` at least a line, a
+/// constant offset and a rest that is a multiple of `c`.
+fn sparse_sample(g: &GlobalAccessCost, elem: i64, cost: &CostModel) -> Option<(i64, i64)> {
+    if !matches!(g.sectors, Sectors::Exact { .. }) {
+        return None;
+    }
+    let Coef::Int(c) = g.form.coef[0] else {
+        return None;
+    };
+    let c = c.abs();
+    let bytes = c.checked_mul(elem)?;
+    let others_zero = g.form.coef[1..].iter().all(|x| x.is_zero());
+    let rest_ok =
+        g.form.rest_multiple == 0 || (c > 0 && g.form.rest_multiple.is_multiple_of(c as u64));
+    (others_zero
+        && rest_ok
+        && g.form.offset.is_some()
+        && bytes >= i64::from(cost.line_bytes)
+        && cost.sector_bytes < cost.line_bytes)
+        .then_some((c, bytes))
+}
+
 /// How the accesses of one thread share sectors (from [`super::reuse`]).
 struct SharePlan {
     /// Per access: another access whose sectors hold this one's bytes (a
@@ -255,6 +569,8 @@ struct SharePlan {
     /// data, relative to the group's lowest element, and that element's
     /// access (whose index form costs the group).
     span: std::collections::HashMap<usize, (i64, i64, usize)>,
+    /// Carriers of stencils with neighbours on both sides (audit M1).
+    halo: BTreeSet<usize>,
 }
 
 /// (issue 8 audit C1, C1b, C3, C6, M1) Re-reads are covered by the first
@@ -278,6 +594,7 @@ fn share_plan(f: &Function, cx: &AffineCx<'_>, per_statement: bool) -> SharePlan
             .collect(),
         member_of: vec![None; n],
         span: std::collections::HashMap::new(),
+        halo: BTreeSet::new(),
     };
     // Per statement only: split each group by statement.
     let groups: Vec<super::reuse::Group> = if per_statement {
@@ -323,6 +640,12 @@ fn share_plan(f: &Function, cx: &AffineCx<'_>, per_statement: bool) -> SharePlan
                 .unwrap_or(first.access);
             for m in g.members.iter().filter(|m| m.k != centre) {
                 plan.covered[m.access] = Some(carrier);
+            }
+            // (audit #36) Neighbours on both sides of the index (`h[i + 1]
+            // - h[i - 1]`, no centre read): whatever alignment the carrier
+            // has, the lanes need the halo's sectors on both sides.
+            if kmin < 0 && kmax > 0 {
+                plan.halo.insert(carrier);
             }
             g.members
                 .iter()
@@ -680,6 +1003,11 @@ fn lane_cost(
             misaligned_rows: None,
             fields: None,
             grouped: false,
+            row_runs: None,
+            halo: false,
+            gather: Vec::new(),
+            share_permille: None,
+            sparse: None,
         };
     }
     // Elements are naturally aligned: one no wider than a sector sits in one.
@@ -702,6 +1030,11 @@ fn lane_cost(
             misaligned_rows: None,
             fields: None,
             grouped: false,
+            row_runs: None,
+            halo: false,
+            gather: Vec::new(),
+            share_permille: None,
+            sparse: None,
         };
     }
     let count = |base: i64, unit: i64| -> u32 {
@@ -717,6 +1050,8 @@ fn lane_cost(
         let row_ids: BTreeSet<i64> = lanes.iter().map(|l| l.1).collect();
         let rows = row_ids.len() as u32;
         let (mut aligned, mut lines, mut total_bytes, mut widest) = (0u32, 0u32, 0i64, 0i64);
+        // (audit #42) The bytes of the whole elements each row reads.
+        let mut elem_bytes_total = 0i64;
         for r in &row_ids {
             let row_lanes: Vec<(i64, i64)> = bytes
                 .iter()
@@ -741,6 +1076,14 @@ fn lane_cost(
                 .len() as u32;
             total_bytes += row_bytes;
             widest = widest.max(row_bytes);
+            elem_bytes_total += row_lanes
+                .iter()
+                .flat_map(|(s, _)| {
+                    let start = s - field;
+                    start..start + elem
+                })
+                .collect::<BTreeSet<_>>()
+                .len() as i64;
         }
         // (audit C4) Every lane of a row reads the same bytes (a halo
         // column broadcast to its row): a column needs one sector per row
@@ -773,6 +1116,54 @@ fn lane_cost(
                 misaligned_rows: Some(rows),
                 fields: None,
                 grouped: false,
+                row_runs: None,
+                halo: false,
+                gather: Vec::new(),
+                share_permille: None,
+                sparse: None,
+            };
+        }
+        // (audit #42) More sectors than the bytes used, but no more than
+        // the whole elements read would need laid end to end (`ht[i].y` of
+        // `float2`, rows of 8 lanes: 2 sectors per row, 8 in all, as 32
+        // consecutive `float2` would take): the rows are not the cause;
+        // reading part of each element is. The rows stay separate runs of
+        // whole sectors when the row stride keeps their alignment.
+        let packed = ((elem_bytes_total + sector - 1) / sector).max(1) as u32;
+        if aligned > min_sectors && aligned <= packed && !per_instruction {
+            let stride = match &form.coef[1] {
+                Coef::Sym(s) => s.clone(),
+                _ => String::new(),
+            };
+            let multiple = sector / gcd(sector, elem.max(1));
+            let offset_aligned = form
+                .offset
+                .is_some_and(|o| (o * elem).rem_euclid(sector) == 0);
+            let spans_sectors = widest > k;
+            return GlobalAccessCost {
+                access: i,
+                sectors: Sectors::Exact {
+                    actual: aligned + if spans_sectors { rows } else { 0 },
+                    aligned,
+                    lines,
+                    alignment_known: false,
+                },
+                min_sectors,
+                form,
+                misaligned_rows: None,
+                fields: None,
+                grouped: false,
+                row_runs: Some(RowRuns {
+                    rows,
+                    lanes_per_row: (n_lanes as u32) / rows.max(1),
+                    stride,
+                    multiple,
+                    offset_aligned,
+                }),
+                halo: false,
+                gather: Vec::new(),
+                share_permille: None,
+                sparse: None,
             };
         }
         return GlobalAccessCost {
@@ -798,6 +1189,11 @@ fn lane_cost(
             misaligned_rows: None,
             fields: None,
             grouped: false,
+            row_runs: None,
+            halo: false,
+            gather: Vec::new(),
+            share_permille: None,
+            sparse: None,
         };
     }
     let aligned = count(0, sector);
@@ -834,7 +1230,57 @@ fn lane_cost(
         misaligned_rows: None,
         fields: None,
         grouped: false,
+        row_runs: None,
+        halo: false,
+        gather: Vec::new(),
+        share_permille: None,
+        sparse: None,
     }
+}
+
+/// (audit #14) The outermost sub-expressions of `a`'s index that are loaded
+/// from memory (`d_iS[row]` in `d_c[d_iS[row] + d_Nr * col]`), each with
+/// the integer lane stride (threadIdx.x coefficient) of its own subscript
+/// when it is an array read with an affine subscript.
+fn loaded_values(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    a: &Access,
+) -> Vec<(String, Option<i64>)> {
+    use crate::ir::ExprKind;
+    let mut out: Vec<(String, Option<i64>)> = Vec::new();
+    let mut stack: Vec<ExprId> = a.indices.iter().rev().copied().collect();
+    while let Some(e) = stack.pop() {
+        if !from_memory(u, e) {
+            continue;
+        }
+        let stride = match &f.expr(e).kind {
+            ExprKind::Index { index, .. } => Some(match cx.form(*index).coef[0] {
+                Coef::Int(c) => Some(c),
+                _ => None,
+            }),
+            ExprKind::Var(_)
+            | ExprKind::Member { .. }
+            | ExprKind::Unary(crate::ir::UnOp::Deref, _)
+            | ExprKind::Call { .. } => Some(None),
+            _ => None,
+        };
+        match stride {
+            Some(st) => {
+                let text = f.expr_text(e);
+                if !out.iter().any(|(t, _)| *t == text) {
+                    out.push((text, st));
+                }
+            }
+            None => {
+                let mut ch = f.child_exprs(e);
+                ch.reverse();
+                stack.extend(ch);
+            }
+        }
+    }
+    out
 }
 
 fn from_memory(u: &Uniformity, e: ExprId) -> bool {
@@ -842,4 +1288,12 @@ fn from_memory(u: &Uniformity, e: ExprId) -> bool {
         .get(e.0 as usize)
         .copied()
         .unwrap_or(false)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.abs(), b.abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
 }

@@ -27,11 +27,19 @@ pub struct CostModel {
     /// (likely divergent), so no divergent path exists, and a few
     /// instructions with idle lanes are not worth a reader's time.
     pub divergent_min_ops: u32,
+    /// (issue 8, coalescing) An uncoalesced access whose share of its
+    /// kernel's estimated global traffic is at most this many percent
+    /// (an upper bound, see `coalescing::traffic_shares`) is a note that
+    /// states the share, not a warning (0: never demote).
+    pub small_access_percent: u32,
 }
 
 /// Default of `[cost] divergent_min_ops`: the predication threshold (7
 /// instructions) plus one.
 pub const DEFAULT_DIVERGENT_MIN_OPS: u32 = 8;
+
+/// Default of `[cost] small_access_percent` (issue 8 audit #43, #46).
+pub const DEFAULT_SMALL_ACCESS_PERCENT: u32 = 5;
 
 impl Default for CostModel {
     fn default() -> Self {
@@ -42,6 +50,7 @@ impl Default for CostModel {
             banks: 32,
             bank_bytes: 4,
             divergent_min_ops: DEFAULT_DIVERGENT_MIN_OPS,
+            small_access_percent: DEFAULT_SMALL_ACCESS_PERCENT,
         }
     }
 }
@@ -103,6 +112,12 @@ impl CostModel {
             self.bank_bytes,
             (1..=64).contains(&self.bank_bytes),
             "must be in 1..=64",
+        )?;
+        check(
+            "small_access_percent",
+            self.small_access_percent,
+            self.small_access_percent <= 100,
+            "must be in 0..=100",
         )
     }
 
@@ -170,6 +185,7 @@ impl From<&crate::config::CostConfig> for CostModel {
             banks: c.banks,
             bank_bytes: c.bank_bytes,
             divergent_min_ops: c.divergent_min_ops,
+            small_access_percent: c.small_access_percent,
         }
     }
 }

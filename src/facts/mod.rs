@@ -216,7 +216,7 @@ impl Analysis {
         let in_single = |a: &crate::ir::Access| single_thread.contains(&a.stmt.0);
         let active =
             lanes::ActiveLanes::compute_with_entry(f, &cx, &launch, cost.warp, &params.entry_lanes);
-        let global = coalescing::global_costs(
+        let mut global = coalescing::global_costs(
             f,
             &uniformity,
             &cx,
@@ -226,6 +226,7 @@ impl Analysis {
             &in_single,
             cost,
         );
+        coalescing::traffic_shares(f, &launch, &active, &loops, cost, &mut global);
         let shared = banks::shared_costs(
             f,
             &uniformity,

@@ -310,6 +310,10 @@ impl Walk<'_> {
                 if let Some(e) = els {
                     let mut x = live.clone();
                     self.stmt(e, &mut x);
+                    // (audit C3) What both branches accessed at the same
+                    // element and bytes (`if (c) a[p] = u; else a[p] = v;`)
+                    // was accessed on every path: a later read is a re-read.
+                    join_branches(live, &t, &x);
                 }
                 self.kill(s, live);
             }
@@ -338,6 +342,45 @@ impl Walk<'_> {
             _ => {
                 self.own_accesses(s, live);
                 self.kill(s, live);
+            }
+        }
+    }
+}
+
+/// After an `if` with an `else`: the members both branches added under one
+/// key (same constant offset, field and width) dominate the point after
+/// the `if`. They are added to `live` (under the `then` branch's group,
+/// the `then` member standing for both); what `live` already held is kept.
+/// The caller then kills what the branches changed.
+fn join_branches(live: &mut Live, then: &Live, els: &Live) {
+    for (key, (g, tms)) in &then.map {
+        let Some((_, ems)) = els.map.get(key) else {
+            continue;
+        };
+        let both: Vec<Member> = tms
+            .iter()
+            .filter(|m| {
+                ems.iter()
+                    .any(|x| x.k == m.k && x.lo == m.lo && x.len == m.len)
+            })
+            .copied()
+            .collect();
+        if both.is_empty() {
+            continue;
+        }
+        match live.map.get_mut(key) {
+            Some((_, ms)) => {
+                for m in both {
+                    if !ms
+                        .iter()
+                        .any(|x| x.k == m.k && x.lo == m.lo && x.len == m.len)
+                    {
+                        ms.push(m);
+                    }
+                }
+            }
+            None => {
+                live.map.insert(key.clone(), (*g, both));
             }
         }
     }
@@ -507,5 +550,30 @@ mod tests {
         assert_eq!(lines[2], None, "{r:?}");
         assert_eq!(lines[3], None, "{r:?}");
         assert_eq!(lines[4], None, "{r:?}");
+    }
+
+    #[test]
+    fn a_store_on_both_sides_of_an_if_makes_the_next_read_a_reread() {
+        // (audit C3) The same element stored in both branches, then read
+        // by the same thread: a re-read of the store. A store on one side
+        // only is not.
+        let r = rereads(
+            "__global__ void k(float *a, float *y, int p, float t) {\n\
+               for (int i = 0; i < 91; i++) {\n\
+                 if (y[p + i] == 0.0f) {\n\
+                   a[p + i] = t;\n\
+                 } else {\n\
+                   a[p + i] = y[p + i];\n\
+                 }\n\
+                 float s = a[p + i];\n\
+                 if (s > t) a[p + i + 1] = s;\n\
+                 float u = a[p + i + 1];\n\
+                 y[p + i] = s + u;\n\
+               }\n\
+             }\n",
+        );
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert!(r[0].1.is_some(), "{r:?}");
+        assert_eq!(r[1].1, None, "{r:?}");
     }
 }
