@@ -26,17 +26,22 @@ use crate::ir::{
     BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, MemSpace, Span, StmtId, StmtKind,
     Type, UnOp, VarId,
 };
-use good_lp::{
-    Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit, constraint,
-    microlp, variable,
-};
+use good_lp::{Expression, ProblemVariables, Variable, constraint, microlp, variable};
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::time::{Duration, Instant};
 
 /// At most this many pairs of accesses are examined per function.
 pub const MAX_PAIRS: usize = 20_000;
-/// Solver time budget per function.
-pub const TIME_BUDGET: Duration = Duration::from_secs(2);
+/// Work budget of the integer programs per function, in solver work units:
+/// one per program solved plus one per branch-and-bound node. A count, not
+/// a wall-clock time, so that the findings do not depend on the machine's
+/// load (issue 8, session 6: a 2 s budget gave different races on a loaded
+/// and an idle machine).
+pub const WORK_BUDGET: u64 = 60_000;
+/// Branch-and-bound nodes one program may use; a program that needs more
+/// stops the function's race check (`analysis-incomplete`) rather than
+/// being read as "no race".
+pub const NODE_LIMIT: u64 = 2_000;
 
 /// One side of a race.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -62,6 +67,10 @@ pub struct Witness {
     pub blocks: Option<[[i64; 3]; 2]>,
     /// Values of thread-invariant symbols and loop counters in the witness.
     pub values: Vec<(String, i64)>,
+    /// The witness was re-checked in integers outside the solver (threads
+    /// in range and distinct, iterations valid, the addresses equal):
+    /// only a checked witness is printed.
+    pub checked: bool,
 }
 
 /// A race between two accesses.
@@ -223,6 +232,10 @@ struct Cx<'a> {
     /// every loop (`if (threadIdx.x == 0) len = end - start;`): the
     /// assigning statement and the value, by variable.
     shared_once: HashMap<u32, (StmtId, ExprId)>,
+    /// Solver work spent on this function (see [`WORK_BUDGET`]).
+    work: Cell<u64>,
+    /// A program stopped at [`NODE_LIMIT`] without an answer.
+    interrupted: Cell<bool>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -309,6 +322,8 @@ impl<'a> Cx<'a> {
             loops: HashMap::new(),
             entry: Vec::new(),
             shared_once: HashMap::new(),
+            work: Cell::new(0),
+            interrupted: Cell::new(false),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
@@ -1250,7 +1265,6 @@ pub fn races(
     for (i, a) in accs.iter().enumerate() {
         by_key.entry(a.key.as_str()).or_default().push(i);
     }
-    let started = Instant::now();
     let mut pairs = 0usize;
     let mut reported: HashSet<(&str, u32, u32)> = HashSet::new();
     let stores = plain_stores(f);
@@ -1302,18 +1316,43 @@ pub fn races(
                 }
                 let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
-                if pairs > MAX_PAIRS || started.elapsed() > TIME_BUDGET {
-                    out.incomplete = Some(format!(
-                        "race check stopped after {} pairs of accesses and {:.1} s (budget {} pairs, {} s)",
-                        pairs - 1,
-                        started.elapsed().as_secs_f64(),
-                        MAX_PAIRS,
-                        TIME_BUDGET.as_secs()
-                    ));
+                if pairs > MAX_PAIRS || cx.work.get() > WORK_BUDGET || cx.interrupted.get() {
+                    out.incomplete = Some(if cx.interrupted.get() {
+                        format!(
+                            "race check stopped after {} pairs of accesses: an integer program \
+                             needed more than {NODE_LIMIT} branch-and-bound nodes",
+                            pairs - 1
+                        )
+                    } else {
+                        format!(
+                            "race check stopped after {} pairs of accesses and {} units of solver \
+                             work (budget {MAX_PAIRS} pairs, {WORK_BUDGET} units)",
+                            pairs - 1,
+                            cx.work.get()
+                        )
+                    });
                     break 'outer;
                 }
                 let t = tile.as_ref();
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false, t) {
+                // Which iterations of the innermost loop with a barrier
+                // the two accesses can share an interval in.
+                let offsets = iteration_offsets(&cx, &conc, a, b, i == j);
+                let run = |warps_apart: bool| {
+                    offsets.iter().find_map(|&c| {
+                        check_pair(
+                            &cx,
+                            a,
+                            b,
+                            i == j,
+                            block_conc,
+                            inter_block,
+                            warps_apart,
+                            t,
+                            c,
+                        )
+                    })
+                };
+                if let Some(r) = run(false) {
                     // Lanes of one warp storing one warp-uniform value (a
                     // warp reduction's result, a constant) in the same
                     // statement: benign, like GPUVerify's equality
@@ -1324,7 +1363,7 @@ pub fn races(
                         && r.proven
                         && !launch.warp_lockstep
                         && stored_value_warp_uniform(&cx, a)
-                        && check_pair(&cx, a, b, true, block_conc, inter_block, true, t).is_none()
+                        && run(true).is_none()
                     {
                         continue;
                     }
@@ -1595,6 +1634,28 @@ impl Concurrency {
             let r = self.reach(s);
             r[y as usize / 64] & (1 << (y % 64)) != 0
         })
+    }
+
+    /// `y` reachable from `x`'s successors without a barrier and without
+    /// passing loop header `header`: inside one iteration of that loop.
+    fn after_within(&self, x: u32, y: u32, header: u32) -> bool {
+        let Some(fl) = self.flow.as_ref() else {
+            return true;
+        };
+        let n = fl.succ.len();
+        let mut seen = vec![false; n];
+        let mut stack: Vec<usize> = fl.succ[x as usize].iter().map(|&v| v as usize).collect();
+        while let Some(t) = stack.pop() {
+            if fl.barrier[t] || t == header as usize || seen[t] {
+                continue;
+            }
+            if t == y as usize {
+                return true;
+            }
+            seen[t] = true;
+            stack.extend(fl.succ[t].iter().map(|&v| v as usize));
+        }
+        false
     }
 
     fn concurrent(&self, a: u32, b: u32) -> bool {
@@ -1872,6 +1933,53 @@ struct Inst {
 /// A guard on data loaded from memory: condition, value, enclosing loops.
 type DataGuard = (ExprId, bool, Vec<u32>);
 
+/// The iterations of the innermost loop around both accesses whose body
+/// holds a barrier in which they can run in one barrier interval:
+/// `None` (the same iteration: the loop runs in step) when a thread can
+/// go from one to the other inside one iteration without crossing a
+/// barrier (or they sit in different branches of a thread-dependent
+/// split), else `Some((loop, d))` for each direction in which one reaches
+/// the other only through the loop's back edge: the second access (`b`)
+/// runs `d` iterations after the first (`a`): a write before the barrier
+/// in iteration `i + 1` with a read after it in iteration `i`.
+fn iteration_offsets(
+    cx: &Cx<'_>,
+    conc: &Concurrency,
+    a: &Acc,
+    b: &Acc,
+    same: bool,
+) -> Vec<Option<(u32, i64)>> {
+    let (x, y) = (a.side.stmt, b.side.stmt);
+    let pa = cx.places.get(&x);
+    let pb = cx.places.get(&y);
+    let (Some(pa), Some(pb)) = (pa, pb) else {
+        return vec![None];
+    };
+    let Some(&l) = pa
+        .loops
+        .iter()
+        .rev()
+        .find(|l| pb.loops.contains(l) && cx.loops.get(l).is_some_and(|i| i.has_barrier))
+    else {
+        return vec![None];
+    };
+    if same || conc.flow.is_none() {
+        return vec![None];
+    }
+    let (ab, ba) = (conc.after(x, y), conc.after(y, x));
+    if (!ab && !ba) || conc.after_within(x, y, l) || conc.after_within(y, x, l) {
+        return vec![None];
+    }
+    let mut out = Vec::new();
+    if ab {
+        out.push(Some((l, 1)));
+    }
+    if ba {
+        out.push(Some((l, -1)));
+    }
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_pair(
     cx: &Cx<'_>,
@@ -1882,6 +1990,7 @@ fn check_pair(
     inter_block: bool,
     warps_apart: bool,
     tile: Option<&TileMode>,
+    carried: Option<(u32, i64)>,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
@@ -1952,10 +2061,13 @@ fn check_pair(
         return None;
     }
     // Loops shared by both accesses whose body holds a barrier run in step.
+    // (Not the loop whose back edge separates them: there the second
+    // access runs in a later iteration, see `iteration_offsets`.)
     let shared_loops: Vec<u32> = pa
         .loops
         .iter()
         .filter(|l| pb.loops.contains(l) && cx.loops.get(l).is_some_and(|i| i.has_barrier))
+        .filter(|l| carried.is_none_or(|(c, _)| c != **l))
         .copied()
         .collect();
     let modes: Vec<bool> = {
@@ -2046,6 +2158,7 @@ fn check_pair(
                         between_blocks,
                         (d, group, same_tile, nonneg),
                         dir,
+                        carried,
                     )
                 };
                 let mut w = run(false, dir);
@@ -2346,8 +2459,16 @@ fn solve(
     between_blocks: bool,
     (d, group, same_tile, nonneg): (usize, i64, Option<i64>, bool),
     dir: i64,
+    carried: Option<(u32, i64)>,
 ) -> Option<(Witness, Vec<DataGuard>)> {
     const BIG: f64 = 1_000_000.0;
+    // A zero launch dimension leaves no thread (and an integer variable
+    // with an empty range, which microlp would not reject).
+    if (0..3)
+        .any(|d| cx.block_dim(d).is_some_and(|v| v < 1) || cx.grid_dim(d).is_some_and(|v| v < 1))
+    {
+        return None;
+    }
     let mut vars = ProblemVariables::new();
     let mut tid = Vec::new();
     let mut bid = Vec::new();
@@ -2577,23 +2698,80 @@ fn solve(
             cons.push(constraint::leq(e, c as f64 - 1.0));
         }
     }
+    // Iterations of a loop whose back edge separates the two accesses: the
+    // second thread's is the first's plus the offset.
+    if let Some((l, delta)) = carried {
+        let atom = Atom::Iter(l);
+        let v0 = atom_var(
+            cx,
+            &mut inst,
+            &atom,
+            0,
+            shared_loops,
+            between_blocks,
+            &mut cons,
+            BIG,
+        );
+        let v1 = atom_var(
+            cx,
+            &mut inst,
+            &atom,
+            1,
+            shared_loops,
+            between_blocks,
+            &mut cons,
+            BIG,
+        );
+        cons.push(constraint::eq(
+            Expression::from(v1),
+            Expression::from(v0) + delta as f64,
+        ));
+    }
     let Inst {
         vars,
         named,
         tid,
         bid,
         data_guards,
+        map,
         ..
     } = inst;
-    let mut model = vars
-        .minimise(Expression::from(0.0))
-        .using(microlp)
-        .with_time_limit(0.05);
+    // Variables by position: good_lp adds them to microlp in this order.
+    let position: HashMap<Variable, usize> = vars
+        .iter_variables_with_def()
+        .enumerate()
+        .map(|(i, (v, _))| (v, i))
+        .collect();
+    let mut model = vars.minimise(Expression::from(0.0)).using(microlp);
     for c in cons {
-        model = model.with(c);
+        model = good_lp::SolverModel::with(model, c);
     }
-    let sol = model.solve().ok()?;
-    let val = |v: Variable| sol.value(v).round() as i64;
+    // Solved with a node limit instead of a time limit: the answer does
+    // not depend on the machine's load.
+    let mut opts = ::microlp::SolveOptions::default();
+    opts.node_limit = Some(NODE_LIMIT);
+    cx.work.set(cx.work.get() + 1);
+    let values: Vec<f64> = match model.as_inner().solve_with(opts) {
+        Ok(outcome) => {
+            cx.work.set(cx.work.get() + outcome.stats().nodes_solved);
+            match outcome.into_solution() {
+                Ok(sol) => sol.iter().map(|(_, x)| x).collect(),
+                Err(_) => {
+                    cx.interrupted.set(true);
+                    return None;
+                }
+            }
+        }
+        Err(_) => return None,
+    };
+    let val = |v: Variable| {
+        position
+            .get(&v)
+            .and_then(|&i| values.get(i))
+            .copied()
+            .unwrap_or(0.0)
+            .round() as i64
+    };
     let threads = [
         std::array::from_fn(|dd| val(tid[0][dd])),
         std::array::from_fn(|dd| val(tid[1][dd])),
@@ -2607,11 +2785,70 @@ fn solve(
     let mut values: Vec<(String, i64)> = named.into_iter().map(|(n, v)| (n, val(v))).collect();
     values.sort();
     values.dedup();
+    // Re-check the witness in integers, outside the solver (whose values
+    // are floats within a tolerance): both threads inside the block (and
+    // grid) dimensions, distinct, iteration numbers non-negative, and the
+    // two addresses equal (or the byte ranges overlapping) when evaluated
+    // from the linear forms with the rounded values. A witness that fails
+    // is not printed (`Witness::checked`).
+    let atom_value = |atom: &Atom, k: u8| -> Option<i64> {
+        match atom {
+            Atom::Tid(d) => Some(val(tid[k as usize][*d])),
+            Atom::Bid(d) => Some(val(bid[k as usize][*d])),
+            _ => map
+                .get(&(atom.clone(), k))
+                .or_else(|| map.get(&(atom.clone(), 0)))
+                .map(|v| val(*v)),
+        }
+    };
+    let eval = |l: &Lin, k: u8| -> Option<i64> {
+        let mut x = l.c;
+        for (atom, c) in &l.terms {
+            x = x.checked_add(c.checked_mul(atom_value(atom, k)?)?)?;
+        }
+        Some(x)
+    };
+    let in_dims = (0..3).all(|dd| {
+        (0..2).all(|k| {
+            let t = threads[k][dd];
+            t >= 0 && cx.block_dim(dd).is_none_or(|b| t < b)
+        })
+    }) && blocks.is_none_or(|b| {
+        (0..3)
+            .all(|dd| (0..2).all(|k| b[k][dd] >= 0 && cx.grid_dim(dd).is_none_or(|g| b[k][dd] < g)))
+    });
+    let distinct = threads[0] != threads[1] || blocks.is_some_and(|b| b[0] != b[1]);
+    let iterations_ok = map
+        .iter()
+        .filter(|((a, _), _)| matches!(a, Atom::Iter(_)))
+        .all(|(_, v)| val(*v) >= 0);
+    let addresses_ok = !known
+        || (idx.0.len() == idx.1.len()
+            && idx.0.iter().zip(idx.1).enumerate().all(|(i, (la, lb))| {
+                let (Some(la), Some(lb)) = (la, lb) else {
+                    return false;
+                };
+                let (Some(xa), Some(xb)) = (eval(la, 0), eval(lb, 1)) else {
+                    return false;
+                };
+                match (i + 1 == idx.0.len(), a.elem, b.elem, a.bytes, b.bytes) {
+                    (true, Some(ea), Some(eb), Some(sa), Some(sb))
+                        if ea != eb || sa != sb || ea == 1 =>
+                    {
+                        let sa0 = xa * ea as i64 + a.field as i64;
+                        let sb0 = xb * eb as i64 + b.field as i64;
+                        sa0 <= sb0 + sb as i64 - 1 && sb0 <= sa0 + sa as i64 - 1
+                    }
+                    _ => xa == xb,
+                }
+            }));
+    let checked = in_dims && distinct && iterations_ok && addresses_ok;
     Some((
         Witness {
             threads,
             blocks,
             values,
+            checked,
         },
         data_guards,
     ))
@@ -2731,7 +2968,7 @@ fn atom_var(
             if copy == 0 {
                 format!("iteration of {n}")
             } else {
-                format!("iteration of {n} (thread {})", copy + 1)
+                format!("iteration of {n} (second thread)")
             }
         }
         Atom::Loop(var, _) => {
@@ -2739,14 +2976,14 @@ fn atom_var(
             if copy == 0 && k == 0 {
                 n
             } else {
-                format!("{n} (thread {})", copy + 1)
+                format!("{n} (second thread)")
             }
         }
         Atom::Sym(s, _) => {
             if copy == 0 {
                 s.clone()
             } else {
-                format!("{s} (thread {})", copy + 1)
+                format!("{s} (second thread)")
             }
         }
         _ => String::new(),
