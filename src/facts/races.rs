@@ -16,8 +16,11 @@
 //! witness. An index that is not affine is a *possible* race only where the
 //! other access is a write to the same array in the same interval.
 //!
-//! Cost is bounded: pairs and solver time per function are capped, and a
-//! function over the cap gets [`RaceFacts::incomplete`] instead of a hang.
+//! Cost is bounded by counted work, not time (so results do not depend on
+//! the machine's load): pairs per function, solver work per function
+//! ([`WORK_BUDGET`]: programs plus branch-and-bound nodes) and nodes per
+//! program ([`NODE_LIMIT`]); a function over a cap gets
+//! [`RaceFacts::incomplete`] instead of a hang.
 
 use super::LaunchDims;
 use super::intervals::Intervals;
@@ -1152,7 +1155,25 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
     out
 }
 
-/// Find the races of `f`.
+/// How much work the race check of one function may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Pairs of accesses examined.
+    pub pairs: usize,
+    /// Solver work units (one per integer program, one per branch-and-bound node).
+    pub work: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            pairs: MAX_PAIRS,
+            work: WORK_BUDGET,
+        }
+    }
+}
+
+/// Find the races of `f` (default [`Budget`]).
 pub fn races(
     f: &Function,
     u: &Uniformity,
@@ -1160,6 +1181,44 @@ pub fn races(
     iv: &Intervals,
     access_space: &[MemSpace],
     params: &super::ParamFacts,
+) -> RaceFacts {
+    races_with_budget(f, u, launch, iv, access_space, params, Budget::default())
+}
+
+/// Find the races of `f` within `budget`: over it, the races found so far
+/// and [`RaceFacts::incomplete`]. The budget counts work, not time, so the
+/// result does not depend on the machine's load.
+pub fn races_with_budget(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    iv: &Intervals,
+    access_space: &[MemSpace],
+    params: &super::ParamFacts,
+    budget: Budget,
+) -> RaceFacts {
+    // Wall-clock time is only logged (`CUDALOG_LOG=cudalog::facts::races=debug`),
+    // never used to decide anything.
+    let started = std::time::Instant::now();
+    let out = races_in(f, u, launch, iv, access_space, params, budget);
+    tracing::debug!(
+        function = %f.name,
+        races = out.races.len(),
+        incomplete = out.incomplete.is_some(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "race check"
+    );
+    out
+}
+
+fn races_in(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    iv: &Intervals,
+    access_space: &[MemSpace],
+    params: &super::ParamFacts,
+    budget: Budget,
 ) -> RaceFacts {
     let groups = &params.groups[..];
     let mut out = RaceFacts::default();
@@ -1316,7 +1375,7 @@ pub fn races(
                 }
                 let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
-                if pairs > MAX_PAIRS || cx.work.get() > WORK_BUDGET || cx.interrupted.get() {
+                if pairs > budget.pairs || cx.work.get() > budget.work || cx.interrupted.get() {
                     out.incomplete = Some(if cx.interrupted.get() {
                         format!(
                             "race check stopped after {} pairs of accesses: an integer program \
@@ -1326,9 +1385,11 @@ pub fn races(
                     } else {
                         format!(
                             "race check stopped after {} pairs of accesses and {} units of solver \
-                             work (budget {MAX_PAIRS} pairs, {WORK_BUDGET} units)",
+                             work (budget {} pairs, {} units)",
                             pairs - 1,
-                            cx.work.get()
+                            cx.work.get(),
+                            budget.pairs,
+                            budget.work
                         )
                     });
                     break 'outer;
@@ -3091,5 +3152,133 @@ fn cmp_under(op: BinOp, val: bool) -> BinOp {
         BinOp::Ge => BinOp::Lt,
         BinOp::Eq => BinOp::Ne,
         _ => BinOp::Eq,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::{Analysis, Callees};
+
+    fn lower(src: &str) -> Function {
+        crate::frontend::lower_last(src)
+    }
+
+    fn launch_1d(x: u32) -> LaunchDims {
+        LaunchDims {
+            block: [Some(x), Some(1), Some(1)],
+            grid: [Some(1), Some(1), Some(1)],
+            ..LaunchDims::default()
+        }
+    }
+
+    /// Issue 8, session 6: the budget is counted work (pairs, solver
+    /// programs and nodes), not seconds: a tiny work budget stops the
+    /// check at the same point on every run, with the races found so far
+    /// and an `incomplete` reason that names the work, never a time.
+    #[test]
+    fn the_work_budget_is_deterministic_and_reported() {
+        let mut body = String::new();
+        for k in 0..12 {
+            body.push_str(&format!("    s[threadIdx.x + {k}] = a[{k}];\n"));
+        }
+        let f = lower(&format!(
+            "__global__ void k(float* a) {{\n    __shared__ float s[512];\n{body}    a[threadIdx.x] = s[0];\n}}\n"
+        ));
+        let an = Analysis::compute(&f, launch_1d(256), &Callees::default());
+        let space: Vec<MemSpace> = f.accesses.iter().map(|a| a.space).collect();
+        let full = races(
+            &f,
+            &an.uniformity,
+            &an.launch,
+            &intervals_of(&f),
+            &space,
+            &Default::default(),
+        );
+        assert!(full.incomplete.is_none(), "{:?}", full.incomplete);
+        assert!(full.races.len() > 3, "{:?}", full.races.len());
+        let small = Budget {
+            pairs: MAX_PAIRS,
+            work: 5,
+        };
+        let runs: Vec<RaceFacts> = (0..3)
+            .map(|_| {
+                races_with_budget(
+                    &f,
+                    &an.uniformity,
+                    &an.launch,
+                    &intervals_of(&f),
+                    &space,
+                    &Default::default(),
+                    small,
+                )
+            })
+            .collect();
+        let why = runs[0].incomplete.clone().expect("over the budget");
+        assert!(why.contains("units of solver work"), "{why}");
+        assert!(
+            !why.contains(" s)") && !why.contains(" s,"),
+            "no seconds: {why}"
+        );
+        assert!(runs[0].races.len() < full.races.len());
+        assert!(
+            runs.iter().all(|r| *r == runs[0]),
+            "same result on every run"
+        );
+    }
+
+    fn intervals_of(f: &Function) -> Intervals {
+        super::super::intervals::compute(f)
+    }
+
+    /// Issue 8 audit #61 (session 6): a write before the barrier of a loop
+    /// and a read after it race only across the back edge (the write of
+    /// iteration `i + 1` against the read of iteration `i`): the witness
+    /// gives the two threads different iterations, a trip count that has
+    /// both, and threads whose addresses are equal; and it is checked.
+    #[test]
+    fn a_race_across_the_back_edge_has_a_witness_in_consecutive_iterations() {
+        let f = lower(
+            "__global__ void k(float* out, const float* in, int n) {\n\
+               __shared__ float part[32];\n\
+               int lane = threadIdx.x % 32;\n\
+               int warp = threadIdx.x / 32;\n\
+               for (int r = 0; r < n; ++r) {\n\
+                 if (lane == 0) { part[warp] = in[r]; }\n\
+                 __syncthreads();\n\
+                 out[r * 1024 + threadIdx.x] = part[lane];\n\
+               }\n\
+             }\n",
+        );
+        let an = Analysis::compute(&f, launch_1d(1024), &Callees::default());
+        let race = an
+            .races
+            .races
+            .iter()
+            .find(|r| r.first.is_write != r.second.is_write)
+            .expect("the read-write race");
+        let w = race.witness.as_ref().expect("a witness");
+        assert!(w.checked, "{w:?}");
+        let value = |n: &str| w.values.iter().find(|(m, _)| m == n).map(|(_, v)| *v);
+        let (wi, ri) = if race.first.is_write { (0, 1) } else { (1, 0) };
+        let (writer, reader) = (w.threads[wi][0], w.threads[ri][0]);
+        assert_eq!(writer % 32, 0, "the writer is a lane 0: {w:?}");
+        assert_eq!(writer / 32, reader % 32, "same element: {w:?}");
+        let it = |k: usize| {
+            if k == 0 {
+                value("iteration of r")
+            } else {
+                value("iteration of r (second thread)")
+            }
+        };
+        let (iw, ir) = (
+            it(wi).expect("write iteration"),
+            it(ri).expect("read iteration"),
+        );
+        assert_eq!(iw, ir + 1, "the write is one iteration later: {w:?}");
+        assert!(
+            value("n").expect("n") > iw,
+            "the loop runs both iterations: {w:?}"
+        );
     }
 }
