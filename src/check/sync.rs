@@ -158,7 +158,7 @@ pub fn sync_findings(
         });
     };
     for r in &a.races.races {
-        race_finding(r, a.launch.warp_lockstep, &mut push_as);
+        race_finding(r, a.launch.warp_lockstep, &a.launch.block, &mut push_as);
     }
     let mut push = |rule: &str, span: &Span, message: String, facts: serde_json::Value| {
         push_as(rule, span, message, facts, None)
@@ -265,7 +265,7 @@ pub fn sync_findings(
 /// rule's own).
 type PushAs<'a> = dyn FnMut(&str, &Span, String, serde_json::Value, Option<Severity>) + 'a;
 
-fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
+fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut PushAs<'_>) {
     let rule = if r.space == MemSpace::Shared {
         "shared-race"
     } else {
@@ -301,6 +301,30 @@ fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
         .as_ref()
         .map(|w| witness_text(w, roles))
         .unwrap_or_else(|| "two threads".to_string());
+    // With the block size unknown (no launch site gives it), a witness
+    // thread far into the block may not exist in the real launch: say how
+    // large a block this witness needs.
+    let needs_block = r
+        .witness
+        .as_ref()
+        .filter(|w| w.checked && w.blocks.is_none())
+        .and_then(|w| {
+            let dims: Vec<String> = (0..3)
+                .filter(|&d| block[d].is_none())
+                .filter_map(|d| {
+                    let hi = w.threads[0][d].max(w.threads[1][d]);
+                    (hi > 0).then(|| format!("blockDim.{} ≥ {}", ["x", "y", "z"][d], hi + 1))
+                })
+                .collect();
+            (!dims.is_empty()).then(|| {
+                format!(
+                    " (this witness needs {}; no launch site gives the block size)",
+                    dims.join(" and ")
+                )
+            })
+        })
+        .unwrap_or_default();
+    let witness = format!("{witness}{needs_block}");
     let deps: Vec<String> = r.depends_on.iter().map(|s| format!("`{s}`")).collect();
     let (message, severity) = if r.proven && deps.is_empty() {
         (

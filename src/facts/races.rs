@@ -44,7 +44,7 @@ pub const WORK_BUDGET: u64 = 60_000;
 /// Branch-and-bound nodes one program may use; a program that needs more
 /// stops the function's race check (`analysis-incomplete`) rather than
 /// being read as "no race".
-pub const NODE_LIMIT: u64 = 2_000;
+pub const NODE_LIMIT: u64 = 20_000;
 
 /// One side of a race.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -237,8 +237,8 @@ struct Cx<'a> {
     shared_once: HashMap<u32, (StmtId, ExprId)>,
     /// Solver work spent on this function (see [`WORK_BUDGET`]).
     work: Cell<u64>,
-    /// A program stopped at [`NODE_LIMIT`] without an answer.
-    interrupted: Cell<bool>,
+    /// Programs stopped at [`NODE_LIMIT`] without an answer.
+    interrupted: Cell<u32>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -326,7 +326,7 @@ impl<'a> Cx<'a> {
             entry: Vec::new(),
             shared_once: HashMap::new(),
             work: Cell::new(0),
-            interrupted: Cell::new(false),
+            interrupted: Cell::new(0),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
@@ -1375,23 +1375,15 @@ fn races_in(
                 }
                 let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
-                if pairs > budget.pairs || cx.work.get() > budget.work || cx.interrupted.get() {
-                    out.incomplete = Some(if cx.interrupted.get() {
-                        format!(
-                            "race check stopped after {} pairs of accesses: an integer program \
-                             needed more than {NODE_LIMIT} branch-and-bound nodes",
-                            pairs - 1
-                        )
-                    } else {
-                        format!(
-                            "race check stopped after {} pairs of accesses and {} units of solver \
-                             work (budget {} pairs, {} units)",
-                            pairs - 1,
-                            cx.work.get(),
-                            budget.pairs,
-                            budget.work
-                        )
-                    });
+                if pairs > budget.pairs || cx.work.get() > budget.work {
+                    out.incomplete = Some(format!(
+                        "race check stopped after {} pairs of accesses and {} units of solver \
+                         work (budget {} pairs, {} units)",
+                        pairs - 1,
+                        cx.work.get(),
+                        budget.pairs,
+                        budget.work
+                    ));
                     break 'outer;
                 }
                 let t = tile.as_ref();
@@ -1433,6 +1425,15 @@ fn races_in(
                 }
             }
         }
+    }
+    let undecided = cx.interrupted.get();
+    if undecided > 0 && out.incomplete.is_none() {
+        out.incomplete = Some(format!(
+            "{undecided} integer program{} of the race check needed more than {NODE_LIMIT} \
+             branch-and-bound nodes and {} left undecided (those pairs of accesses may race)",
+            if undecided == 1 { "" } else { "s" },
+            if undecided == 1 { "was" } else { "were" }
+        ));
     }
     out
 }
@@ -2818,7 +2819,7 @@ fn solve(
             match outcome.into_solution() {
                 Ok(sol) => sol.iter().map(|(_, x)| x).collect(),
                 Err(_) => {
-                    cx.interrupted.set(true);
+                    cx.interrupted.set(cx.interrupted.get() + 1);
                     return None;
                 }
             }
