@@ -287,14 +287,12 @@ fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut P
         )
     };
     let same_access = r.first.access == r.second.access && r.first.stmt == r.second.stmt;
-    let roles = (!same_access).then(|| {
-        if r.first.is_write == r.second.is_write {
-            ("the first", "the second")
-        } else if r.first.is_write {
-            ("the write", "the read")
-        } else {
-            ("the read", "the write")
-        }
+    let roles = (!same_access).then_some(if r.first.is_write == r.second.is_write {
+        ("the first", "the second")
+    } else if r.first.is_write {
+        ("the write", "the read")
+    } else {
+        ("the read", "the write")
     });
     let witness = r
         .witness

@@ -2899,7 +2899,7 @@ fn solve(
                     {
                         let sa0 = xa * ea as i64 + a.field as i64;
                         let sb0 = xb * eb as i64 + b.field as i64;
-                        sa0 <= sb0 + sb as i64 - 1 && sb0 <= sa0 + sa as i64 - 1
+                        sa0 < sb0 + sb as i64 && sb0 < sa0 + sa as i64
                     }
                     _ => xa == xb,
                 }
