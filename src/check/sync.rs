@@ -311,7 +311,8 @@ fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut P
                 .filter(|&d| block[d].is_none())
                 .filter_map(|d| {
                     let hi = w.threads[0][d].max(w.threads[1][d]);
-                    (hi > 0).then(|| format!("blockDim.{} ≥ {}", ["x", "y", "z"][d], hi + 1))
+                    // Beyond one warp: a block of a warp is taken for granted.
+                    (hi >= 32).then(|| format!("blockDim.{} ≥ {}", ["x", "y", "z"][d], hi + 1))
                 })
                 .collect();
             (!dims.is_empty()).then(|| {
@@ -361,7 +362,7 @@ fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut P
                         values: Vec::new(),
                         ..w.clone()
                     },
-                    roles,
+                    None,
                 )
             })
             .unwrap_or_default();

@@ -943,4 +943,66 @@ mod tests {
         assert!(r.fp64.is_empty());
         assert_eq!(r.loops.len(), 1);
     }
+
+    /// Schema 008 (session 6): launch arguments with how the innermost
+    /// loop around the launch changes them, and their first value.
+    #[test]
+    fn launch_arguments_know_what_the_loop_changes_and_the_first_value() {
+        let r = facts(
+            "void h(float* d, int n, int w) {\n\
+               int mul = 7;\n\
+               for (int it = 0; it < n; it++) {\n\
+                 mul = 1;\n\
+                 int blocks = n;\n\
+                 while (blocks > 0) {\n\
+                   k<<<blocks, 256>>>(d, mul, w, 3);\n\
+                   mul = mul * 256;\n\
+                   blocks = blocks / 256;\n\
+                 }\n\
+               }\n\
+               for (int s = 4; s < n; s *= 2) { k<<<1, 256>>>(d, s, w, 3); }\n\
+               k<<<1, 1>>>(d, mul, w, 3);\n\
+             }\n",
+        );
+        let row = |line: u32, pos: u32| {
+            r.launch_args
+                .iter()
+                .find(|a| a.line == line && a.position == pos)
+                .unwrap_or_else(|| panic!("{line}:{pos} in {:?}", r.launch_args))
+        };
+        // Lines as if the function started on line 10.
+        let mul = row(16, 1);
+        assert_eq!(
+            (mul.text.as_str(), mul.varies, mul.first_value),
+            ("mul", true, Some(1))
+        );
+        assert_eq!(mul.loop_line, Some(15));
+        let w = row(16, 2);
+        assert!(!w.varies && w.first_value.is_none(), "{w:?}");
+        assert_eq!(row(16, 3).first_value, Some(3));
+        let s = row(21, 1);
+        assert_eq!((s.varies, s.first_value), (true, Some(4)));
+        let outside = row(22, 1);
+        assert_eq!((outside.loop_line, outside.varies), (None, false));
+        assert!(r.grid_stride_loops.is_empty());
+    }
+
+    #[test]
+    fn grid_stride_loops_are_recognised_directly_and_through_a_local() {
+        let r = facts(
+            "__global__ void k(float* a, int n) {\n\
+               int stride = blockDim.x * gridDim.x;\n\
+               for (int i = threadIdx.x; i < n; i += stride) a[i] = 0;\n\
+               for (int j = threadIdx.x; j < n; j += blockDim.x) a[j] = 1;\n\
+               for (int q = threadIdx.x; q < n; q = q + gridDim.x * blockDim.x) a[q] = 2;\n\
+             }\n",
+        );
+        assert_eq!(r.loops.len(), 3);
+        let lines: Vec<u32> = r
+            .grid_stride_loops
+            .iter()
+            .map(|s| r.loops.iter().find(|l| l.stmt_id == *s).unwrap().line)
+            .collect();
+        assert_eq!(lines, vec![12, 14], "{r:?}");
+    }
 }
