@@ -451,3 +451,112 @@ fn only_accumulable_atomics_are_reported_in_loops() {
         .collect();
     assert_eq!(lines, BTreeSet::from([12, 13, 14]), "{got:?}");
 }
+
+/// The `(line, message)` of every finding of `rule` on the fixture file
+/// `tests/fixtures/rules/NAME`, checked alone.
+fn rule_messages(name: &str, rule: &str) -> Vec<(u32, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(name);
+    std::fs::copy(src, tmp.path().join(name)).unwrap();
+    let (_, v) = check_json(tmp.path(), true);
+    let list = v
+        .as_array()
+        .cloned()
+        .or_else(|| v["findings"].as_array().cloned())
+        .unwrap();
+    let mut out: Vec<(u32, String)> = list
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| {
+            (
+                f["line"].as_u64().unwrap() as u32,
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Issue 8 audit #21 (session 6): an access whose stride is a kernel
+/// argument the host loop changes between launches (`step = step * 256`
+/// after each pass, 1 at the first) does not "repeat on every launch": the
+/// message says the stride varies, and what it is at the first launch (a
+/// unit stride there: coalesced); an argument the loop does not change
+/// keeps the "repeats" message; a `for` counter gives its initial value.
+#[test]
+fn looped_launch_with_a_stride_the_loop_changes_says_so() {
+    let got = rule_messages("looped_stride.cu", "uncoalesced_in_looped_launch");
+    let at = |line: u32| -> Vec<&String> {
+        got.iter()
+            .filter(|(l, _)| *l == line)
+            .map(|(_, m)| m)
+            .collect()
+    };
+    let pass = at(9);
+    assert!(!pass.is_empty(), "{got:?}");
+    for m in &pass {
+        assert!(!m.contains("repeats"), "{m}");
+        assert!(
+            m.contains("`step`") && m.contains("changes between launches"),
+            "{m}"
+        );
+        assert!(
+            m.contains("at the first launch it is 1, a unit stride"),
+            "{m}"
+        );
+    }
+    let fixed = at(16);
+    assert_eq!(fixed.len(), 1, "{got:?}");
+    assert!(
+        fixed[0].contains("the waste repeats on every launch"),
+        "{}",
+        fixed[0]
+    );
+    let doubled = at(23);
+    assert_eq!(doubled.len(), 1, "{got:?}");
+    assert!(
+        doubled[0].contains("`s` = 4 at the first launch"),
+        "{}",
+        doubled[0]
+    );
+    assert!(!doubled[0].contains("repeats"), "{}", doubled[0]);
+}
+
+/// Issue 8 audit #35 (session 6): an atomic issued by one thread per group
+/// (`if (tile.thread_rank() == 0)`) is already aggregated, and a
+/// grid-stride loop runs once per thread unless the grid is smaller than
+/// the data: the message says each, for the finding that has it; the
+/// plain per-thread atomic keeps the plain advice.
+#[test]
+fn aggregated_and_grid_stride_atomics_say_what_accumulating_saves() {
+    let got = rule_messages("atomics_grouped.cu", "global_atomic_in_loop");
+    let lines: Vec<u32> = got.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, vec![8, 19, 27], "{got:?}");
+    let m = |i: usize| got[i].1.as_str();
+    assert!(
+        !m(0).contains("aggregated") && !m(0).contains("grid-stride"),
+        "{}",
+        m(0)
+    );
+    assert!(
+        m(0).contains("update global memory once after the loop"),
+        "{}",
+        m(0)
+    );
+    assert!(
+        m(1).contains("already aggregated") && m(1).contains("one atomic per group"),
+        "{}",
+        m(1)
+    );
+    assert!(m(1).contains("grid-stride loop"), "{}", m(1));
+    assert!(!m(2).contains("aggregated"), "{}", m(2));
+    assert!(
+        m(2).contains("grid-stride loop") && m(2).contains("fewer threads than the data"),
+        "{}",
+        m(2)
+    );
+}

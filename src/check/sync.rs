@@ -61,23 +61,57 @@ fn thread_text(t: [i64; 3]) -> String {
     }
 }
 
-fn witness_text(w: &Witness) -> String {
-    let mut s = match w.blocks {
-        Some(b) => format!(
-            "thread {} of block {} and thread {} of block {}",
+/// The witness in words; `roles` names what each thread runs (`("the
+/// write", "the read")`) when the two accesses differ. An unchecked witness
+/// (see [`Witness::checked`]) is not shown: "two threads".
+fn witness_text(w: &Witness, roles: Option<(&str, &str)>) -> String {
+    if !w.checked {
+        return "two threads".to_string();
+    }
+    let role = |i: usize| match roles {
+        Some(r) => format!(" ({})", if i == 0 { r.0 } else { r.1 }),
+        None => String::new(),
+    };
+    let mut s = match (w.blocks, roles) {
+        (Some(b), _) => format!(
+            "thread {} of block {}{} and thread {} of block {}{}",
             thread_text(w.threads[0]),
             thread_text(b[0]),
+            role(0),
             thread_text(w.threads[1]),
-            thread_text(b[1])
+            thread_text(b[1]),
+            role(1)
         ),
-        None => format!(
+        (None, Some(_)) => format!(
+            "thread {}{} and thread {}{}",
+            thread_text(w.threads[0]),
+            role(0),
+            thread_text(w.threads[1]),
+            role(1)
+        ),
+        (None, None) => format!(
             "threads {} and {}",
             thread_text(w.threads[0]),
             thread_text(w.threads[1])
         ),
     };
     if !w.values.is_empty() {
-        let v: Vec<String> = w.values.iter().map(|(n, x)| format!("{n} = {x}")).collect();
+        // A value each thread has its own copy of (an iteration of the loop
+        // whose back edge separates the accesses) is named by its access.
+        let own = |n: &str| {
+            w.values
+                .iter()
+                .any(|(m, _)| m.strip_suffix(" (second thread)") == Some(n))
+        };
+        let v: Vec<String> = w
+            .values
+            .iter()
+            .map(|(n, x)| match (roles, n.strip_suffix(" (second thread)")) {
+                (Some((_, r1)), Some(base)) => format!("{base} for {r1} = {x}"),
+                (Some((r0, _)), None) if own(n) => format!("{n} for {r0} = {x}"),
+                _ => format!("{n} = {x}"),
+            })
+            .collect();
         s.push_str(&format!(" (with {})", v.join(", ")));
     }
     s
@@ -124,7 +158,7 @@ pub fn sync_findings(
         });
     };
     for r in &a.races.races {
-        race_finding(r, a.launch.warp_lockstep, &mut push_as);
+        race_finding(r, a.launch.warp_lockstep, &a.launch.block, &mut push_as);
     }
     let mut push = |rule: &str, span: &Span, message: String, facts: serde_json::Value| {
         push_as(rule, span, message, facts, None)
@@ -231,7 +265,7 @@ pub fn sync_findings(
 /// rule's own).
 type PushAs<'a> = dyn FnMut(&str, &Span, String, serde_json::Value, Option<Severity>) + 'a;
 
-fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
+fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut PushAs<'_>) {
     let rule = if r.space == MemSpace::Shared {
         "shared-race"
     } else {
@@ -252,7 +286,44 @@ fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
             line_ref(r.second.span.line + 1)
         )
     };
-    let witness = r.witness.as_ref().map(witness_text).unwrap_or_default();
+    let same_access = r.first.access == r.second.access && r.first.stmt == r.second.stmt;
+    let roles = (!same_access).then_some(if r.first.is_write == r.second.is_write {
+        ("the first", "the second")
+    } else if r.first.is_write {
+        ("the write", "the read")
+    } else {
+        ("the read", "the write")
+    });
+    let witness = r
+        .witness
+        .as_ref()
+        .map(|w| witness_text(w, roles))
+        .unwrap_or_else(|| "two threads".to_string());
+    // With the block size unknown (no launch site gives it), a witness
+    // thread far into the block may not exist in the real launch: say how
+    // large a block this witness needs.
+    let needs_block = r
+        .witness
+        .as_ref()
+        .filter(|w| w.checked && w.blocks.is_none())
+        .and_then(|w| {
+            let dims: Vec<String> = (0..3)
+                .filter(|&d| block[d].is_none())
+                .filter_map(|d| {
+                    let hi = w.threads[0][d].max(w.threads[1][d]);
+                    // Beyond one warp: a block of a warp is taken for granted.
+                    (hi >= 32).then(|| format!("blockDim.{} ≥ {}", ["x", "y", "z"][d], hi + 1))
+                })
+                .collect();
+            (!dims.is_empty()).then(|| {
+                format!(
+                    " (this witness needs {}; no launch site gives the block size)",
+                    dims.join(" and ")
+                )
+            })
+        })
+        .unwrap_or_default();
+    let witness = format!("{witness}{needs_block}");
     let deps: Vec<String> = r.depends_on.iter().map(|s| format!("`{s}`")).collect();
     let (message, severity) = if r.proven && deps.is_empty() {
         (
@@ -286,10 +357,13 @@ fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
             .witness
             .as_ref()
             .map(|w| {
-                witness_text(&Witness {
-                    values: Vec::new(),
-                    ..w.clone()
-                })
+                witness_text(
+                    &Witness {
+                        values: Vec::new(),
+                        ..w.clone()
+                    },
+                    None,
+                )
             })
             .unwrap_or_default();
         let assumed = match &r.assumption {
@@ -334,6 +408,7 @@ fn race_finding(r: &Race, lockstep: bool, push: &mut PushAs<'_>) {
             "threads": w.threads,
             "blocks": w.blocks,
             "values": w.values,
+            "checked": w.checked,
         })),
     });
     push(rule, &r.first.span, message, facts, severity);

@@ -16,8 +16,11 @@
 //! witness. An index that is not affine is a *possible* race only where the
 //! other access is a write to the same array in the same interval.
 //!
-//! Cost is bounded: pairs and solver time per function are capped, and a
-//! function over the cap gets [`RaceFacts::incomplete`] instead of a hang.
+//! Cost is bounded by counted work, not time (so results do not depend on
+//! the machine's load): pairs per function, solver work per function
+//! ([`WORK_BUDGET`]: programs plus branch-and-bound nodes) and nodes per
+//! program ([`NODE_LIMIT`]); a function over a cap gets
+//! [`RaceFacts::incomplete`] instead of a hang.
 
 use super::LaunchDims;
 use super::intervals::Intervals;
@@ -26,17 +29,22 @@ use crate::ir::{
     BarrierKind, BinOp, Builtin, Dim, ExprId, ExprKind, Function, MemSpace, Span, StmtId, StmtKind,
     Type, UnOp, VarId,
 };
-use good_lp::{
-    Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit, constraint,
-    microlp, variable,
-};
+use good_lp::{Expression, ProblemVariables, Variable, constraint, microlp, variable};
+use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::time::{Duration, Instant};
 
 /// At most this many pairs of accesses are examined per function.
 pub const MAX_PAIRS: usize = 20_000;
-/// Solver time budget per function.
-pub const TIME_BUDGET: Duration = Duration::from_secs(2);
+/// Work budget of the integer programs per function, in solver work units:
+/// one per program solved plus one per branch-and-bound node. A count, not
+/// a wall-clock time, so that the findings do not depend on the machine's
+/// load (issue 8, session 6: a 2 s budget gave different races on a loaded
+/// and an idle machine).
+pub const WORK_BUDGET: u64 = 60_000;
+/// Branch-and-bound nodes one program may use; a program that needs more
+/// stops the function's race check (`analysis-incomplete`) rather than
+/// being read as "no race".
+pub const NODE_LIMIT: u64 = 20_000;
 
 /// One side of a race.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -62,6 +70,10 @@ pub struct Witness {
     pub blocks: Option<[[i64; 3]; 2]>,
     /// Values of thread-invariant symbols and loop counters in the witness.
     pub values: Vec<(String, i64)>,
+    /// The witness was re-checked in integers outside the solver (threads
+    /// in range and distinct, iterations valid, the addresses equal):
+    /// only a checked witness is printed.
+    pub checked: bool,
 }
 
 /// A race between two accesses.
@@ -223,6 +235,10 @@ struct Cx<'a> {
     /// every loop (`if (threadIdx.x == 0) len = end - start;`): the
     /// assigning statement and the value, by variable.
     shared_once: HashMap<u32, (StmtId, ExprId)>,
+    /// Solver work spent on this function (see [`WORK_BUDGET`]).
+    work: Cell<u64>,
+    /// Programs stopped at [`NODE_LIMIT`] without an answer.
+    interrupted: Cell<u32>,
 }
 
 /// Turns a linear form into an LP expression (adding the constraints it
@@ -309,6 +325,8 @@ impl<'a> Cx<'a> {
             loops: HashMap::new(),
             entry: Vec::new(),
             shared_once: HashMap::new(),
+            work: Cell::new(0),
+            interrupted: Cell::new(0),
         };
         if let Some(b) = f.body {
             let mut place = Place::default();
@@ -1137,7 +1155,25 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
     out
 }
 
-/// Find the races of `f`.
+/// How much work the race check of one function may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Pairs of accesses examined.
+    pub pairs: usize,
+    /// Solver work units (one per integer program, one per branch-and-bound node).
+    pub work: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            pairs: MAX_PAIRS,
+            work: WORK_BUDGET,
+        }
+    }
+}
+
+/// Find the races of `f` (default [`Budget`]).
 pub fn races(
     f: &Function,
     u: &Uniformity,
@@ -1145,6 +1181,44 @@ pub fn races(
     iv: &Intervals,
     access_space: &[MemSpace],
     params: &super::ParamFacts,
+) -> RaceFacts {
+    races_with_budget(f, u, launch, iv, access_space, params, Budget::default())
+}
+
+/// Find the races of `f` within `budget`: over it, the races found so far
+/// and [`RaceFacts::incomplete`]. The budget counts work, not time, so the
+/// result does not depend on the machine's load.
+pub fn races_with_budget(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    iv: &Intervals,
+    access_space: &[MemSpace],
+    params: &super::ParamFacts,
+    budget: Budget,
+) -> RaceFacts {
+    // Wall-clock time is only logged (`CUDALOG_LOG=cudalog::facts::races=debug`),
+    // never used to decide anything.
+    let started = std::time::Instant::now();
+    let out = races_in(f, u, launch, iv, access_space, params, budget);
+    tracing::debug!(
+        function = %f.name,
+        races = out.races.len(),
+        incomplete = out.incomplete.is_some(),
+        ms = started.elapsed().as_secs_f64() * 1e3,
+        "race check"
+    );
+    out
+}
+
+fn races_in(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    iv: &Intervals,
+    access_space: &[MemSpace],
+    params: &super::ParamFacts,
+    budget: Budget,
 ) -> RaceFacts {
     let groups = &params.groups[..];
     let mut out = RaceFacts::default();
@@ -1250,7 +1324,6 @@ pub fn races(
     for (i, a) in accs.iter().enumerate() {
         by_key.entry(a.key.as_str()).or_default().push(i);
     }
-    let started = Instant::now();
     let mut pairs = 0usize;
     let mut reported: HashSet<(&str, u32, u32)> = HashSet::new();
     let stores = plain_stores(f);
@@ -1302,18 +1375,37 @@ pub fn races(
                 }
                 let tile = tile_mode(&scopes, a.side.stmt, b.side.stmt, same_stmt);
                 pairs += 1;
-                if pairs > MAX_PAIRS || started.elapsed() > TIME_BUDGET {
+                if pairs > budget.pairs || cx.work.get() > budget.work {
                     out.incomplete = Some(format!(
-                        "race check stopped after {} pairs of accesses and {:.1} s (budget {} pairs, {} s)",
+                        "race check stopped after {} pairs of accesses and {} units of solver \
+                         work (budget {} pairs, {} units)",
                         pairs - 1,
-                        started.elapsed().as_secs_f64(),
-                        MAX_PAIRS,
-                        TIME_BUDGET.as_secs()
+                        cx.work.get(),
+                        budget.pairs,
+                        budget.work
                     ));
                     break 'outer;
                 }
                 let t = tile.as_ref();
-                if let Some(r) = check_pair(&cx, a, b, i == j, block_conc, inter_block, false, t) {
+                // Which iterations of the innermost loop with a barrier
+                // the two accesses can share an interval in.
+                let offsets = iteration_offsets(&cx, &conc, a, b, i == j);
+                let run = |warps_apart: bool| {
+                    offsets.iter().find_map(|&c| {
+                        check_pair(
+                            &cx,
+                            a,
+                            b,
+                            i == j,
+                            block_conc,
+                            inter_block,
+                            warps_apart,
+                            t,
+                            c,
+                        )
+                    })
+                };
+                if let Some(r) = run(false) {
                     // Lanes of one warp storing one warp-uniform value (a
                     // warp reduction's result, a constant) in the same
                     // statement: benign, like GPUVerify's equality
@@ -1324,7 +1416,7 @@ pub fn races(
                         && r.proven
                         && !launch.warp_lockstep
                         && stored_value_warp_uniform(&cx, a)
-                        && check_pair(&cx, a, b, true, block_conc, inter_block, true, t).is_none()
+                        && run(true).is_none()
                     {
                         continue;
                     }
@@ -1333,6 +1425,15 @@ pub fn races(
                 }
             }
         }
+    }
+    let undecided = cx.interrupted.get();
+    if undecided > 0 && out.incomplete.is_none() {
+        out.incomplete = Some(format!(
+            "{undecided} integer program{} of the race check needed more than {NODE_LIMIT} \
+             branch-and-bound nodes and {} left undecided (those pairs of accesses may race)",
+            if undecided == 1 { "" } else { "s" },
+            if undecided == 1 { "was" } else { "were" }
+        ));
     }
     out
 }
@@ -1595,6 +1696,28 @@ impl Concurrency {
             let r = self.reach(s);
             r[y as usize / 64] & (1 << (y % 64)) != 0
         })
+    }
+
+    /// `y` reachable from `x`'s successors without a barrier and without
+    /// passing loop header `header`: inside one iteration of that loop.
+    fn after_within(&self, x: u32, y: u32, header: u32) -> bool {
+        let Some(fl) = self.flow.as_ref() else {
+            return true;
+        };
+        let n = fl.succ.len();
+        let mut seen = vec![false; n];
+        let mut stack: Vec<usize> = fl.succ[x as usize].iter().map(|&v| v as usize).collect();
+        while let Some(t) = stack.pop() {
+            if fl.barrier[t] || t == header as usize || seen[t] {
+                continue;
+            }
+            if t == y as usize {
+                return true;
+            }
+            seen[t] = true;
+            stack.extend(fl.succ[t].iter().map(|&v| v as usize));
+        }
+        false
     }
 
     fn concurrent(&self, a: u32, b: u32) -> bool {
@@ -1872,6 +1995,53 @@ struct Inst {
 /// A guard on data loaded from memory: condition, value, enclosing loops.
 type DataGuard = (ExprId, bool, Vec<u32>);
 
+/// The iterations of the innermost loop around both accesses whose body
+/// holds a barrier in which they can run in one barrier interval:
+/// `None` (the same iteration: the loop runs in step) when a thread can
+/// go from one to the other inside one iteration without crossing a
+/// barrier (or they sit in different branches of a thread-dependent
+/// split), else `Some((loop, d))` for each direction in which one reaches
+/// the other only through the loop's back edge: the second access (`b`)
+/// runs `d` iterations after the first (`a`): a write before the barrier
+/// in iteration `i + 1` with a read after it in iteration `i`.
+fn iteration_offsets(
+    cx: &Cx<'_>,
+    conc: &Concurrency,
+    a: &Acc,
+    b: &Acc,
+    same: bool,
+) -> Vec<Option<(u32, i64)>> {
+    let (x, y) = (a.side.stmt, b.side.stmt);
+    let pa = cx.places.get(&x);
+    let pb = cx.places.get(&y);
+    let (Some(pa), Some(pb)) = (pa, pb) else {
+        return vec![None];
+    };
+    let Some(&l) = pa
+        .loops
+        .iter()
+        .rev()
+        .find(|l| pb.loops.contains(l) && cx.loops.get(l).is_some_and(|i| i.has_barrier))
+    else {
+        return vec![None];
+    };
+    if same || conc.flow.is_none() {
+        return vec![None];
+    }
+    let (ab, ba) = (conc.after(x, y), conc.after(y, x));
+    if (!ab && !ba) || conc.after_within(x, y, l) || conc.after_within(y, x, l) {
+        return vec![None];
+    }
+    let mut out = Vec::new();
+    if ab {
+        out.push(Some((l, 1)));
+    }
+    if ba {
+        out.push(Some((l, -1)));
+    }
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_pair(
     cx: &Cx<'_>,
@@ -1882,6 +2052,7 @@ fn check_pair(
     inter_block: bool,
     warps_apart: bool,
     tile: Option<&TileMode>,
+    carried: Option<(u32, i64)>,
 ) -> Option<Race> {
     let f = cx.f;
     let pa = cx.places.get(&a.side.stmt).cloned().unwrap_or_default();
@@ -1952,10 +2123,13 @@ fn check_pair(
         return None;
     }
     // Loops shared by both accesses whose body holds a barrier run in step.
+    // (Not the loop whose back edge separates them: there the second
+    // access runs in a later iteration, see `iteration_offsets`.)
     let shared_loops: Vec<u32> = pa
         .loops
         .iter()
         .filter(|l| pb.loops.contains(l) && cx.loops.get(l).is_some_and(|i| i.has_barrier))
+        .filter(|l| carried.is_none_or(|(c, _)| c != **l))
         .copied()
         .collect();
     let modes: Vec<bool> = {
@@ -2046,6 +2220,7 @@ fn check_pair(
                         between_blocks,
                         (d, group, same_tile, nonneg),
                         dir,
+                        carried,
                     )
                 };
                 let mut w = run(false, dir);
@@ -2346,8 +2521,16 @@ fn solve(
     between_blocks: bool,
     (d, group, same_tile, nonneg): (usize, i64, Option<i64>, bool),
     dir: i64,
+    carried: Option<(u32, i64)>,
 ) -> Option<(Witness, Vec<DataGuard>)> {
     const BIG: f64 = 1_000_000.0;
+    // A zero launch dimension leaves no thread (and an integer variable
+    // with an empty range, which microlp would not reject).
+    if (0..3)
+        .any(|d| cx.block_dim(d).is_some_and(|v| v < 1) || cx.grid_dim(d).is_some_and(|v| v < 1))
+    {
+        return None;
+    }
     let mut vars = ProblemVariables::new();
     let mut tid = Vec::new();
     let mut bid = Vec::new();
@@ -2577,23 +2760,80 @@ fn solve(
             cons.push(constraint::leq(e, c as f64 - 1.0));
         }
     }
+    // Iterations of a loop whose back edge separates the two accesses: the
+    // second thread's is the first's plus the offset.
+    if let Some((l, delta)) = carried {
+        let atom = Atom::Iter(l);
+        let v0 = atom_var(
+            cx,
+            &mut inst,
+            &atom,
+            0,
+            shared_loops,
+            between_blocks,
+            &mut cons,
+            BIG,
+        );
+        let v1 = atom_var(
+            cx,
+            &mut inst,
+            &atom,
+            1,
+            shared_loops,
+            between_blocks,
+            &mut cons,
+            BIG,
+        );
+        cons.push(constraint::eq(
+            Expression::from(v1),
+            Expression::from(v0) + delta as f64,
+        ));
+    }
     let Inst {
         vars,
         named,
         tid,
         bid,
         data_guards,
+        map,
         ..
     } = inst;
-    let mut model = vars
-        .minimise(Expression::from(0.0))
-        .using(microlp)
-        .with_time_limit(0.05);
+    // Variables by position: good_lp adds them to microlp in this order.
+    let position: HashMap<Variable, usize> = vars
+        .iter_variables_with_def()
+        .enumerate()
+        .map(|(i, (v, _))| (v, i))
+        .collect();
+    let mut model = vars.minimise(Expression::from(0.0)).using(microlp);
     for c in cons {
-        model = model.with(c);
+        model = good_lp::SolverModel::with(model, c);
     }
-    let sol = model.solve().ok()?;
-    let val = |v: Variable| sol.value(v).round() as i64;
+    // Solved with a node limit instead of a time limit: the answer does
+    // not depend on the machine's load.
+    let mut opts = ::microlp::SolveOptions::default();
+    opts.node_limit = Some(NODE_LIMIT);
+    cx.work.set(cx.work.get() + 1);
+    let values: Vec<f64> = match model.as_inner().solve_with(opts) {
+        Ok(outcome) => {
+            cx.work.set(cx.work.get() + outcome.stats().nodes_solved);
+            match outcome.into_solution() {
+                Ok(sol) => sol.iter().map(|(_, x)| x).collect(),
+                Err(_) => {
+                    cx.interrupted.set(cx.interrupted.get() + 1);
+                    return None;
+                }
+            }
+        }
+        Err(_) => return None,
+    };
+    let val = |v: Variable| {
+        position
+            .get(&v)
+            .and_then(|&i| values.get(i))
+            .copied()
+            .unwrap_or(0.0)
+            .round() as i64
+    };
     let threads = [
         std::array::from_fn(|dd| val(tid[0][dd])),
         std::array::from_fn(|dd| val(tid[1][dd])),
@@ -2607,11 +2847,70 @@ fn solve(
     let mut values: Vec<(String, i64)> = named.into_iter().map(|(n, v)| (n, val(v))).collect();
     values.sort();
     values.dedup();
+    // Re-check the witness in integers, outside the solver (whose values
+    // are floats within a tolerance): both threads inside the block (and
+    // grid) dimensions, distinct, iteration numbers non-negative, and the
+    // two addresses equal (or the byte ranges overlapping) when evaluated
+    // from the linear forms with the rounded values. A witness that fails
+    // is not printed (`Witness::checked`).
+    let atom_value = |atom: &Atom, k: u8| -> Option<i64> {
+        match atom {
+            Atom::Tid(d) => Some(val(tid[k as usize][*d])),
+            Atom::Bid(d) => Some(val(bid[k as usize][*d])),
+            _ => map
+                .get(&(atom.clone(), k))
+                .or_else(|| map.get(&(atom.clone(), 0)))
+                .map(|v| val(*v)),
+        }
+    };
+    let eval = |l: &Lin, k: u8| -> Option<i64> {
+        let mut x = l.c;
+        for (atom, c) in &l.terms {
+            x = x.checked_add(c.checked_mul(atom_value(atom, k)?)?)?;
+        }
+        Some(x)
+    };
+    let in_dims = (0..3).all(|dd| {
+        (0..2).all(|k| {
+            let t = threads[k][dd];
+            t >= 0 && cx.block_dim(dd).is_none_or(|b| t < b)
+        })
+    }) && blocks.is_none_or(|b| {
+        (0..3)
+            .all(|dd| (0..2).all(|k| b[k][dd] >= 0 && cx.grid_dim(dd).is_none_or(|g| b[k][dd] < g)))
+    });
+    let distinct = threads[0] != threads[1] || blocks.is_some_and(|b| b[0] != b[1]);
+    let iterations_ok = map
+        .iter()
+        .filter(|((a, _), _)| matches!(a, Atom::Iter(_)))
+        .all(|(_, v)| val(*v) >= 0);
+    let addresses_ok = !known
+        || (idx.0.len() == idx.1.len()
+            && idx.0.iter().zip(idx.1).enumerate().all(|(i, (la, lb))| {
+                let (Some(la), Some(lb)) = (la, lb) else {
+                    return false;
+                };
+                let (Some(xa), Some(xb)) = (eval(la, 0), eval(lb, 1)) else {
+                    return false;
+                };
+                match (i + 1 == idx.0.len(), a.elem, b.elem, a.bytes, b.bytes) {
+                    (true, Some(ea), Some(eb), Some(sa), Some(sb))
+                        if ea != eb || sa != sb || ea == 1 =>
+                    {
+                        let sa0 = xa * ea as i64 + a.field as i64;
+                        let sb0 = xb * eb as i64 + b.field as i64;
+                        sa0 < sb0 + sb as i64 && sb0 < sa0 + sa as i64
+                    }
+                    _ => xa == xb,
+                }
+            }));
+    let checked = in_dims && distinct && iterations_ok && addresses_ok;
     Some((
         Witness {
             threads,
             blocks,
             values,
+            checked,
         },
         data_guards,
     ))
@@ -2731,7 +3030,7 @@ fn atom_var(
             if copy == 0 {
                 format!("iteration of {n}")
             } else {
-                format!("iteration of {n} (thread {})", copy + 1)
+                format!("iteration of {n} (second thread)")
             }
         }
         Atom::Loop(var, _) => {
@@ -2739,14 +3038,14 @@ fn atom_var(
             if copy == 0 && k == 0 {
                 n
             } else {
-                format!("{n} (thread {})", copy + 1)
+                format!("{n} (second thread)")
             }
         }
         Atom::Sym(s, _) => {
             if copy == 0 {
                 s.clone()
             } else {
-                format!("{s} (thread {})", copy + 1)
+                format!("{s} (second thread)")
             }
         }
         _ => String::new(),
@@ -2854,5 +3153,133 @@ fn cmp_under(op: BinOp, val: bool) -> BinOp {
         BinOp::Ge => BinOp::Lt,
         BinOp::Eq => BinOp::Ne,
         _ => BinOp::Eq,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::{Analysis, Callees};
+
+    fn lower(src: &str) -> Function {
+        crate::frontend::lower_last(src)
+    }
+
+    fn launch_1d(x: u32) -> LaunchDims {
+        LaunchDims {
+            block: [Some(x), Some(1), Some(1)],
+            grid: [Some(1), Some(1), Some(1)],
+            ..LaunchDims::default()
+        }
+    }
+
+    /// Issue 8, session 6: the budget is counted work (pairs, solver
+    /// programs and nodes), not seconds: a tiny work budget stops the
+    /// check at the same point on every run, with the races found so far
+    /// and an `incomplete` reason that names the work, never a time.
+    #[test]
+    fn the_work_budget_is_deterministic_and_reported() {
+        let mut body = String::new();
+        for k in 0..12 {
+            body.push_str(&format!("    s[threadIdx.x + {k}] = a[{k}];\n"));
+        }
+        let f = lower(&format!(
+            "__global__ void k(float* a) {{\n    __shared__ float s[512];\n{body}    a[threadIdx.x] = s[0];\n}}\n"
+        ));
+        let an = Analysis::compute(&f, launch_1d(256), &Callees::default());
+        let space: Vec<MemSpace> = f.accesses.iter().map(|a| a.space).collect();
+        let full = races(
+            &f,
+            &an.uniformity,
+            &an.launch,
+            &intervals_of(&f),
+            &space,
+            &Default::default(),
+        );
+        assert!(full.incomplete.is_none(), "{:?}", full.incomplete);
+        assert!(full.races.len() > 3, "{:?}", full.races.len());
+        let small = Budget {
+            pairs: MAX_PAIRS,
+            work: 5,
+        };
+        let runs: Vec<RaceFacts> = (0..3)
+            .map(|_| {
+                races_with_budget(
+                    &f,
+                    &an.uniformity,
+                    &an.launch,
+                    &intervals_of(&f),
+                    &space,
+                    &Default::default(),
+                    small,
+                )
+            })
+            .collect();
+        let why = runs[0].incomplete.clone().expect("over the budget");
+        assert!(why.contains("units of solver work"), "{why}");
+        assert!(
+            !why.contains(" s)") && !why.contains(" s,"),
+            "no seconds: {why}"
+        );
+        assert!(runs[0].races.len() < full.races.len());
+        assert!(
+            runs.iter().all(|r| *r == runs[0]),
+            "same result on every run"
+        );
+    }
+
+    fn intervals_of(f: &Function) -> Intervals {
+        super::super::intervals::compute(f)
+    }
+
+    /// Issue 8 audit #61 (session 6): a write before the barrier of a loop
+    /// and a read after it race only across the back edge (the write of
+    /// iteration `i + 1` against the read of iteration `i`): the witness
+    /// gives the two threads different iterations, a trip count that has
+    /// both, and threads whose addresses are equal; and it is checked.
+    #[test]
+    fn a_race_across_the_back_edge_has_a_witness_in_consecutive_iterations() {
+        let f = lower(
+            "__global__ void k(float* out, const float* in, int n) {\n\
+               __shared__ float part[32];\n\
+               int lane = threadIdx.x % 32;\n\
+               int warp = threadIdx.x / 32;\n\
+               for (int r = 0; r < n; ++r) {\n\
+                 if (lane == 0) { part[warp] = in[r]; }\n\
+                 __syncthreads();\n\
+                 out[r * 1024 + threadIdx.x] = part[lane];\n\
+               }\n\
+             }\n",
+        );
+        let an = Analysis::compute(&f, launch_1d(1024), &Callees::default());
+        let race = an
+            .races
+            .races
+            .iter()
+            .find(|r| r.first.is_write != r.second.is_write)
+            .expect("the read-write race");
+        let w = race.witness.as_ref().expect("a witness");
+        assert!(w.checked, "{w:?}");
+        let value = |n: &str| w.values.iter().find(|(m, _)| m == n).map(|(_, v)| *v);
+        let (wi, ri) = if race.first.is_write { (0, 1) } else { (1, 0) };
+        let (writer, reader) = (w.threads[wi][0], w.threads[ri][0]);
+        assert_eq!(writer % 32, 0, "the writer is a lane 0: {w:?}");
+        assert_eq!(writer / 32, reader % 32, "same element: {w:?}");
+        let it = |k: usize| {
+            if k == 0 {
+                value("iteration of r")
+            } else {
+                value("iteration of r (second thread)")
+            }
+        };
+        let (iw, ir) = (
+            it(wi).expect("write iteration"),
+            it(ri).expect("read iteration"),
+        );
+        assert_eq!(iw, ir + 1, "the write is one iteration later: {w:?}");
+        assert!(
+            value("n").expect("n") > iw,
+            "the loop runs both iterations: {w:?}"
+        );
     }
 }

@@ -56,6 +56,34 @@ pub struct RuleFacts {
     pub fp64: Vec<Fp64Row>,
     /// The arguments of `__launch_bounds__(…)` as written, if any.
     pub launch_bounds_args: Option<String>,
+    /// The arguments of the function's kernel launches (schema v8).
+    pub launch_args: Vec<LaunchArgRow>,
+    /// Grid-stride loops (schema v8): statement ids of the loops whose
+    /// step adds the grid's thread count to their counter.
+    pub grid_stride_loops: Vec<u32>,
+}
+
+/// One argument of a kernel launch (`k<<<g, b>>>(a0, a1, …)`), with how it
+/// changes over the innermost loop around the launch.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchArgRow {
+    /// 1-based line of the launch.
+    pub line: u32,
+    /// The launched kernel.
+    pub kernel: String,
+    /// Position among the kernel's arguments (0-based, as `params.position`).
+    pub position: u32,
+    /// The argument as written.
+    pub text: String,
+    /// 1-based first line of the innermost loop around the launch.
+    pub loop_line: Option<u32>,
+    /// The loop assigns a variable the argument reads: it can differ
+    /// between the launches of the loop.
+    pub varies: bool,
+    /// The argument's value at the loop's first launch, when it is a
+    /// variable whose last definition before the loop is an integer
+    /// constant (or the loop's own `for` initialiser), or a constant.
+    pub first_value: Option<i64>,
 }
 
 /// The rule facts of `f` with `text` its definition's text, lines
@@ -120,7 +148,272 @@ pub fn function_rule_facts(f: &Function, start_line: u32) -> RuleFacts {
     if f.kind != FunctionKind::Host {
         out.fp64 = fp64_ops(f, start_line);
     }
+    out.launch_args = launch_args(f, start_line, &out);
+    if f.kind != FunctionKind::Host {
+        out.grid_stride_loops = out
+            .loops
+            .iter()
+            .filter(|l| grid_stride(f, StmtId(l.stmt_id)))
+            .map(|l| l.stmt_id)
+            .collect();
+    }
     out
+}
+
+/// Whether loop `s` is a grid-stride loop: a `for` whose step adds to its
+/// counter (`i += e`, `i = i + e`) an `e` that mentions `gridDim` or the
+/// size of the grid group (`grid.size()`, `this_grid().num_threads()`).
+fn grid_stride(f: &Function, s: StmtId) -> bool {
+    let StmtKind::For {
+        step: Some(step), ..
+    } = &f.stmt(s).kind
+    else {
+        return false;
+    };
+    let added = match &f.expr(*step).kind {
+        ExprKind::Assign {
+            op: Some(BinOp::Add),
+            rhs,
+            ..
+        } => Some(*rhs),
+        ExprKind::Assign {
+            op: None, lhs, rhs, ..
+        } => match &f.expr(*rhs).kind {
+            ExprKind::Binary(BinOp::Add, a, b) => {
+                let same = |x: ExprId| f.expr_text(x) == f.expr_text(*lhs);
+                if same(*a) {
+                    Some(*b)
+                } else if same(*b) {
+                    Some(*a)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(e) = added else {
+        return false;
+    };
+    // Through locals (`int stride = blockDim.x * gridDim.x;`), a few levels.
+    let mut work = vec![(e, 0u32)];
+    while let Some((x, depth)) = work.pop() {
+        match &f.expr(x).kind {
+            ExprKind::Builtin(crate::ir::Builtin::GridDim(_)) => return true,
+            ExprKind::Var(v) if depth < 4 => work.extend(
+                crate::facts::coop::var_definitions(f, *v)
+                    .into_iter()
+                    .map(|d| (d, depth + 1)),
+            ),
+            _ if matches!(
+                crate::facts::coop::group_method(f, x),
+                Some((crate::facts::coop::Group::Grid, "size" | "num_threads"))
+            ) =>
+            {
+                return true;
+            }
+            _ => work.extend(f.child_exprs(x).into_iter().map(|c| (c, depth))),
+        }
+    }
+    false
+}
+
+/// The arguments of every launch of `f` (not `cudaLaunchKernel`-style
+/// ones, whose arguments are a `void*` array), with the innermost loop
+/// around the launch from `facts`' loops.
+fn launch_args(f: &Function, start_line: u32, facts: &RuleFacts) -> Vec<LaunchArgRow> {
+    let mut out = Vec::new();
+    if f.launches.is_empty() {
+        return out;
+    }
+    let parents = stmt_parents(f);
+    for l in &f.launches {
+        if l.via_api {
+            continue;
+        }
+        // The innermost loop whose iterations run the launch.
+        let inner = facts
+            .loop_stmts
+            .iter()
+            .filter(|(_, s)| *s == l.stmt.0)
+            .filter_map(|(lp, _)| facts.loops.iter().find(|r| r.stmt_id == *lp))
+            .max_by_key(|r| r.depth);
+        let assigned: std::collections::HashSet<u32> = match inner {
+            Some(lp) => facts
+                .loop_stmts
+                .iter()
+                .filter(|(x, _)| *x == lp.stmt_id)
+                .flat_map(|(_, s)| stmt_defs(f, StmtId(*s), lp.stmt_id == *s))
+                .collect(),
+            None => Default::default(),
+        };
+        for (position, &a) in l.args.iter().enumerate() {
+            let mut reads = Vec::new();
+            vars_read(f, a, &mut reads);
+            let varies = reads.iter().any(|v| assigned.contains(v));
+            let first_value = match (&f.expr(strip(f, a)).kind, inner) {
+                (ExprKind::Int(k), _) => Some(*k),
+                (ExprKind::Var(v), Some(lp)) => first_value(f, &parents, StmtId(lp.stmt_id), v.0),
+                _ => None,
+            };
+            out.push(LaunchArgRow {
+                line: start_line + l.span.line + 1,
+                kernel: l.kernel.clone(),
+                position: position as u32,
+                text: short(f.expr_text(a)),
+                loop_line: inner.map(|r| r.line),
+                varies,
+                first_value,
+            });
+        }
+    }
+    out
+}
+
+/// `e` without casts and parentheses-like wrappers (`(int) x`, `+x`).
+fn strip(f: &Function, mut e: ExprId) -> ExprId {
+    while let ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) = &f.expr(e).kind {
+        e = *a;
+    }
+    e
+}
+
+/// Every statement's parent statement.
+fn stmt_parents(f: &Function) -> std::collections::HashMap<u32, StmtId> {
+    let mut out = std::collections::HashMap::new();
+    let mut work: Vec<StmtId> = f.body.into_iter().collect();
+    while let Some(s) = work.pop() {
+        for c in f.child_stmts(s) {
+            out.insert(c.0, s);
+            work.push(c);
+        }
+    }
+    out
+}
+
+/// The expressions statement `s` itself evaluates (not its child statements').
+fn stmt_exprs(f: &Function, s: StmtId) -> Vec<ExprId> {
+    match &f.stmt(s).kind {
+        StmtKind::Decl { init, .. } => init.iter().copied().collect(),
+        StmtKind::Expr(e) => vec![*e],
+        StmtKind::If { cond, .. }
+        | StmtKind::While { cond, .. }
+        | StmtKind::DoWhile { cond, .. }
+        | StmtKind::Switch { cond, .. } => vec![*cond],
+        StmtKind::For { cond, step, .. } => cond.iter().chain(step.iter()).copied().collect(),
+        StmtKind::Return(e) => e.iter().copied().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Variables statement `s` itself may set: assignment and `++`/`--`
+/// targets, variables whose address is taken (a call may set them) and,
+/// unless `skip_decl`, a declaration with a non-constant initialiser (a
+/// declaration inside a loop with a constant one is the same every
+/// iteration).
+fn stmt_defs(f: &Function, s: StmtId, skip_decl: bool) -> Vec<u32> {
+    let mut out = Vec::new();
+    if let StmtKind::Decl { var, init } = &f.stmt(s).kind
+        && !skip_decl
+        && !init.is_some_and(|i| matches!(f.expr(strip(f, i)).kind, ExprKind::Int(_)))
+    {
+        out.push(var.0);
+    }
+    let mut work = stmt_exprs(f, s);
+    while let Some(e) = work.pop() {
+        let target = match &f.expr(e).kind {
+            ExprKind::Assign { lhs, .. } => Some(*lhs),
+            ExprKind::IncDec { target, .. } => Some(*target),
+            ExprKind::Unary(UnOp::AddrOf, t) => Some(*t),
+            _ => None,
+        };
+        if let Some(t) = target
+            && let ExprKind::Var(v) = &f.expr(strip(f, t)).kind
+        {
+            out.push(v.0);
+        }
+        work.extend(f.child_exprs(e));
+    }
+    out
+}
+
+/// Every variable expression `e` reads.
+fn vars_read(f: &Function, e: ExprId, out: &mut Vec<u32>) {
+    let mut work = vec![e];
+    while let Some(e) = work.pop() {
+        if let ExprKind::Var(v) = &f.expr(e).kind {
+            out.push(v.0);
+        }
+        work.extend(f.child_exprs(e));
+    }
+}
+
+/// The value of variable `v` when loop `lp` starts: the loop's own `for`
+/// initialiser, else the last statement before the loop (in its block and
+/// the enclosing ones) that sets `v`, when it is `v = k` or a declaration
+/// `T v = k` with an integer constant `k`. `None` when that statement sets
+/// `v` otherwise (or inside a nested statement), or nothing before the
+/// loop does.
+fn first_value(
+    f: &Function,
+    parents: &std::collections::HashMap<u32, StmtId>,
+    lp: StmtId,
+    v: u32,
+) -> Option<i64> {
+    let constant_def = |s: StmtId| -> Option<Option<i64>> {
+        // Some(Some(k)): sets v = k; Some(None): sets v otherwise; None: does not set v.
+        let mut all = Vec::new();
+        let mut work = vec![s];
+        while let Some(x) = work.pop() {
+            all.extend(stmt_defs(f, x, false));
+            if let StmtKind::Decl { var, .. } = &f.stmt(x).kind {
+                all.push(var.0);
+            }
+            work.extend(f.child_stmts(x));
+        }
+        if !all.contains(&v) {
+            return None;
+        }
+        let value = match &f.stmt(s).kind {
+            StmtKind::Decl { var, init: Some(i) } if var.0 == v => Some(*i),
+            StmtKind::Expr(e) => match &f.expr(*e).kind {
+                ExprKind::Assign { op: None, lhs, rhs } if matches!(f.expr(strip(f, *lhs)).kind, ExprKind::Var(x) if x.0 == v) => {
+                    Some(*rhs)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        Some(value.and_then(|e| match f.expr(strip(f, e)).kind {
+            ExprKind::Int(k) => Some(k),
+            _ => None,
+        }))
+    };
+    if let StmtKind::For { init: Some(i), .. } = &f.stmt(lp).kind
+        && let Some(k) = constant_def(*i)
+    {
+        return k;
+    }
+    let mut child = lp;
+    while let Some(&parent) = parents.get(&child.0) {
+        if let StmtKind::Block(list) = &f.stmt(parent).kind {
+            let at = list.iter().position(|s| *s == child)?;
+            for s in list[..at].iter().rev() {
+                if let Some(k) = constant_def(*s) {
+                    return k;
+                }
+            }
+        } else if !matches!(
+            f.stmt(parent).kind,
+            StmtKind::If { .. } | StmtKind::PreprocAlt { .. }
+        ) {
+            // Inside another loop or a switch: earlier iterations may have set it.
+            return None;
+        }
+        child = parent;
+    }
+    None
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -473,6 +766,27 @@ pub fn insert_rule_facts(
         tx.prepare_cached("INSERT INTO launch_bounds_decls(function_id, args) VALUES (?1, ?2)")?
             .execute(params![fid, args])?;
     }
+    let mut ins_arg = tx.prepare_cached(
+        "INSERT INTO launch_args(function_id, line, kernel_name, position, text, loop_line, \
+         varies, first_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    let mut ins_grid =
+        tx.prepare_cached("INSERT INTO grid_stride_loops(function_id, stmt_id) VALUES (?1, ?2)")?;
+    for s in &facts.grid_stride_loops {
+        ins_grid.execute(params![fid, s])?;
+    }
+    for a in &facts.launch_args {
+        ins_arg.execute(params![
+            fid,
+            start_line + a.line,
+            a.kernel,
+            a.position,
+            a.text,
+            a.loop_line.map(|l| start_line + l),
+            a.varies,
+            a.first_value
+        ])?;
+    }
     Ok(())
 }
 
@@ -486,6 +800,10 @@ pub fn shift_rule_facts(tx: &Connection, fid: i64, delta: i64) -> rusqlite::Resu
     .execute(params![delta, fid])?;
     tx.prepare_cached("UPDATE fp64_ops SET line = line + ?1 WHERE function_id = ?2")?
         .execute(params![delta, fid])?;
+    tx.prepare_cached(
+        "UPDATE launch_args SET line = line + ?1, loop_line = loop_line + ?1 WHERE function_id = ?2",
+    )?
+    .execute(params![delta, fid])?;
     Ok(())
 }
 
@@ -624,5 +942,67 @@ mod tests {
         );
         assert!(r.fp64.is_empty());
         assert_eq!(r.loops.len(), 1);
+    }
+
+    /// Schema 008 (session 6): launch arguments with how the innermost
+    /// loop around the launch changes them, and their first value.
+    #[test]
+    fn launch_arguments_know_what_the_loop_changes_and_the_first_value() {
+        let r = facts(
+            "void h(float* d, int n, int w) {\n\
+               int mul = 7;\n\
+               for (int it = 0; it < n; it++) {\n\
+                 mul = 1;\n\
+                 int blocks = n;\n\
+                 while (blocks > 0) {\n\
+                   k<<<blocks, 256>>>(d, mul, w, 3);\n\
+                   mul = mul * 256;\n\
+                   blocks = blocks / 256;\n\
+                 }\n\
+               }\n\
+               for (int s = 4; s < n; s *= 2) { k<<<1, 256>>>(d, s, w, 3); }\n\
+               k<<<1, 1>>>(d, mul, w, 3);\n\
+             }\n",
+        );
+        let row = |line: u32, pos: u32| {
+            r.launch_args
+                .iter()
+                .find(|a| a.line == line && a.position == pos)
+                .unwrap_or_else(|| panic!("{line}:{pos} in {:?}", r.launch_args))
+        };
+        // Lines as if the function started on line 10.
+        let mul = row(16, 1);
+        assert_eq!(
+            (mul.text.as_str(), mul.varies, mul.first_value),
+            ("mul", true, Some(1))
+        );
+        assert_eq!(mul.loop_line, Some(15));
+        let w = row(16, 2);
+        assert!(!w.varies && w.first_value.is_none(), "{w:?}");
+        assert_eq!(row(16, 3).first_value, Some(3));
+        let s = row(21, 1);
+        assert_eq!((s.varies, s.first_value), (true, Some(4)));
+        let outside = row(22, 1);
+        assert_eq!((outside.loop_line, outside.varies), (None, false));
+        assert!(r.grid_stride_loops.is_empty());
+    }
+
+    #[test]
+    fn grid_stride_loops_are_recognised_directly_and_through_a_local() {
+        let r = facts(
+            "__global__ void k(float* a, int n) {\n\
+               int stride = blockDim.x * gridDim.x;\n\
+               for (int i = threadIdx.x; i < n; i += stride) a[i] = 0;\n\
+               for (int j = threadIdx.x; j < n; j += blockDim.x) a[j] = 1;\n\
+               for (int q = threadIdx.x; q < n; q = q + gridDim.x * blockDim.x) a[q] = 2;\n\
+             }\n",
+        );
+        assert_eq!(r.loops.len(), 3);
+        let lines: Vec<u32> = r
+            .grid_stride_loops
+            .iter()
+            .map(|s| r.loops.iter().find(|l| l.stmt_id == *s).unwrap().line)
+            .collect();
+        assert_eq!(lines, vec![12, 14], "{r:?}");
     }
 }

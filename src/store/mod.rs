@@ -33,6 +33,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/005_incremental.sql"),
     include_str!("../../schema/006_rule_facts.sql"),
     include_str!("../../schema/007_bounds.sql"),
+    include_str!("../../schema/008_launch_args.sql"),
 ];
 
 /// Prepared statements kept per connection (more than the writer's
