@@ -406,3 +406,29 @@ fn an_exit_before_a_call_with_a_barrier_says_when_no_thread_leaves() {
         "{f}"
     );
 }
+
+#[test]
+fn a_race_that_needs_a_larger_block_than_any_launch_gives_is_a_conditional_warning() {
+    let (set, all) = findings_in("tests/fixtures/sync_blocksize");
+    // No launch site: the overlap needs blockDim.x >= 257, so the message
+    // is conditional on the launch and not an error.
+    assert!(
+        has(&set, "packed_tables", "shared-race", "warning"),
+        "{set:?}"
+    );
+    let f = all
+        .iter()
+        .find(|f| f["function"] == "packed_tables")
+        .unwrap();
+    let m = f["message"].as_str().unwrap();
+    assert!(
+        m.contains("if the kernel is launched with a block that large"),
+        "{m}"
+    );
+    assert!(m.contains("blockDim.x ≥ 257"), "{m}");
+    // Launched with 512 threads: a race as launched, an error.
+    assert!(
+        has(&set, "packed_tables_big", "shared-race", "error"),
+        "{set:?}"
+    );
+}

@@ -317,15 +317,32 @@ fn race_finding(r: &Race, lockstep: bool, block: &[Option<u32>; 3], push: &mut P
                 .collect();
             (!dims.is_empty()).then(|| {
                 format!(
-                    " (this witness needs {}; no launch site gives the block size)",
+                    " (this witness needs {}; the block size of its launches is not known to cudalog)",
                     dims.join(" and ")
                 )
             })
         })
         .unwrap_or_default();
+    let launch_dependent = !needs_block.is_empty();
     let witness = format!("{witness}{needs_block}");
     let deps: Vec<String> = r.depends_on.iter().map(|s| format!("`{s}`")).collect();
-    let (message, severity) = if r.proven && deps.is_empty() {
+    let (message, severity) = if r.proven && deps.is_empty() && launch_dependent {
+        // The race needs a block larger than a warp and no launch says the
+        // kernel gets one: conditional on the launch, so a warning that
+        // says so, not an error (a kernel written for blocks of at most
+        // that size is race-free as launched).
+        (
+            format!(
+                "{kind} race on `{}` if the kernel is launched with a block that large: the {} \
+                 of `{}` and {second}, not ordered by a barrier; {witness} touch the same \
+                 location; race-free for smaller blocks",
+                r.array,
+                rw(r.first.is_write),
+                r.first.text
+            ),
+            Some(Severity::Warning),
+        )
+    } else if r.proven && deps.is_empty() {
         (
             format!(
                 "{kind} race on `{}`: the {} of `{}` and {second}, not ordered by a barrier; \
