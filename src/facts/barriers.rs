@@ -356,6 +356,21 @@ pub fn single_def(f: &Function, v: u32) -> Option<ExprId> {
     if written { None } else { found }
 }
 
+/// `x op y` for the integer arithmetic operators (`+ - * / % << >>`),
+/// checked: `None` on overflow, division by zero or another operator.
+pub fn fold_arith(op: BinOp, x: i64, y: i64) -> Option<i64> {
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::Div => x.checked_div(y),
+        BinOp::Rem => x.checked_rem(y),
+        BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+        BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+        _ => None,
+    }
+}
+
 /// The constant value of an expression, when it has one.
 pub fn const_value(f: &Function, e: ExprId) -> Option<i64> {
     match &f.expr(e).kind {
@@ -367,16 +382,7 @@ pub fn const_value(f: &Function, e: ExprId) -> Option<i64> {
         ExprKind::Var(v) => single_def(f, v.0).and_then(|d| const_value(f, d)),
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (const_value(f, *a)?, const_value(f, *b)?);
-            match op {
-                BinOp::Add => x.checked_add(y),
-                BinOp::Sub => x.checked_sub(y),
-                BinOp::Mul => x.checked_mul(y),
-                BinOp::Div => x.checked_div(y),
-                BinOp::Rem => x.checked_rem(y),
-                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
-                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
-                _ => None,
-            }
+            fold_arith(*op, x, y)
         }
         _ => None,
     }

@@ -369,17 +369,10 @@ fn thread_value_depth(
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (rec(*a)?, rec(*b)?);
             match op {
-                BinOp::Add => x.checked_add(y),
-                BinOp::Sub => x.checked_sub(y),
-                BinOp::Mul => x.checked_mul(y),
-                BinOp::Div => x.checked_div(y),
-                BinOp::Rem => x.checked_rem(y),
-                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
-                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
                 BinOp::BitAnd => Some(x & y),
                 BinOp::BitOr => Some(x | y),
                 BinOp::BitXor => Some(x ^ y),
-                _ => None,
+                _ => super::barriers::fold_arith(*op, x, y),
             }
         }
         ExprKind::Call {

@@ -505,16 +505,7 @@ fn launch_const_depth(f: &Function, e: ExprId, launch: &LaunchDims, depth: u32) 
         ExprKind::Var(v) => super::barriers::single_def(f, v.0).and_then(rec),
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (rec(*a)?, rec(*b)?);
-            match op {
-                BinOp::Add => x.checked_add(y),
-                BinOp::Sub => x.checked_sub(y),
-                BinOp::Mul => x.checked_mul(y),
-                BinOp::Div => x.checked_div(y),
-                BinOp::Rem => x.checked_rem(y),
-                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
-                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
-                _ => None,
-            }
+            super::barriers::fold_arith(*op, x, y)
         }
         _ => None,
     }
