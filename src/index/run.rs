@@ -21,7 +21,9 @@ use crate::check::Finding;
 use crate::db::{self, FuncRef, FunctionCache, FunctionFacts, SourceFile};
 use crate::frontend::SourceDiagnostic;
 use crate::ir::FunctionKind;
-use crate::store::{FileRow, Store, StoreState, StoredFile, StoredFunction, WriteHandle, path_key};
+use crate::store::{
+    FileRow, PackedCache, Store, StoreState, StoredFile, StoredFunction, WriteHandle, path_key,
+};
 use anyhow::Result;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -248,6 +250,8 @@ impl<'a> Emit<'a> {
                             content_hash: facts.content_hash.clone(),
                             line: i64::from(start_line) + 1,
                             cache: None,
+                            results_hash: None,
+                            cache_digest: None,
                         },
                     );
                     self.fresh.insert(FnKey {
@@ -303,7 +307,7 @@ struct FnWork {
     /// change).
     placed: Option<Vec<Finding>>,
     /// Its cache row, when it differs from the store's.
-    cache: Option<FunctionCache>,
+    cache: Option<PackedCache>,
 }
 
 impl Indexer {
@@ -320,6 +324,8 @@ impl Indexer {
                 self.publish_file_map();
                 let stored = std::mem::take(&mut self.stored);
                 self.attach_cache(&stored);
+                let mut stored = stored;
+                stored.forget_cache_rows();
                 self.stored = stored;
                 let all: BTreeSet<PathBuf> = self.files.keys().cloned().collect();
                 self.indexed.clear();
@@ -611,7 +617,9 @@ impl Indexer {
         }
         if let Some(cache) = w.cache {
             if let Some(m) = mirror {
-                m.cache = Some(cache.clone());
+                m.cache = None;
+                m.results_hash = cache.results_hash.clone();
+                m.cache_digest = Some(cache.digest);
             }
             let (p, k) = (key, w.key.key.clone());
             emit.w
@@ -657,7 +665,8 @@ fn function_work(
         .files
         .get(&path)
         .and_then(|s: &StoredFile| s.functions.get(&k.key));
-    let stored_cache = st.and_then(|s| s.cache.as_ref());
+    let stored_results = st.and_then(|s| s.results_hash.as_ref());
+    let stored_digest = st.and_then(|s| s.cache_digest);
     let place = |r: &db::FunctionResults| -> Vec<Finding> {
         r.findings
             .iter()
@@ -675,7 +684,7 @@ fn function_work(
         placed: None,
         cache: None,
     };
-    if is_fresh || stored_cache.and_then(|c| c.results_hash.as_ref()) != out.results_hash.as_ref() {
+    if is_fresh || stored_results != out.results_hash.as_ref() {
         let r = db::function_results(db, fref);
         let findings = place(&r);
         work.results = Some((db::function_ir(db, fref), r, findings));
@@ -689,8 +698,12 @@ fn function_work(
         summary: out.summary.clone(),
         call_args: (*out.call_args).clone(),
     };
-    if is_fresh || stored_cache != Some(&cache) {
-        work.cache = Some(cache);
+    // A row that cannot be serialised is not cached (the next run derives
+    // the function again).
+    match PackedCache::new(&cache) {
+        Ok(p) if is_fresh || stored_digest != Some(p.digest) => work.cache = Some(p),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot serialise the cache row of {}: {e:#}", k.key),
     }
     Some(work)
 }

@@ -9,12 +9,14 @@
 
 mod facts;
 mod findings;
+mod packed;
 mod query;
 mod state;
 mod write;
 mod writer;
 
 pub use findings::load_findings;
+pub use packed::PackedCache;
 pub use query::{QueryBounds, QueryFormat, QueryResult, run_query, stream_query};
 pub use state::{StoreState, StoredFile, StoredFunction, path_key};
 pub use write::{FileRow, StoreTx};
@@ -76,9 +78,13 @@ impl Store {
         retry_busy(|| conn.pragma_update(None, "journal_mode", "WAL"))?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        // A run rewrites rows all over the indexes: keep more pages in
-        // memory than SQLite's 2 MB default (negative = KiB).
-        conn.pragma_update(None, "cache_size", -65536)?;
+        // A run writes one transaction; once its dirty pages outgrow the
+        // page cache SQLite spills them to the WAL and reads them back, a
+        // cost that grows faster than the store (docs/performance.md,
+        // session 7). 128 MB holds the store of ~16 copies of the three
+        // evaluation corpora (the cache columns are packed, see
+        // `packed`); SQLite's default is 2 MB (negative = KiB).
+        conn.pragma_update(None, "cache_size", -PAGE_CACHE_KIB)?;
         // A function's rows go through some 50 distinct statements; with
         // rusqlite's default of 16 cached statements every one of them was
         // parsed and planned again for every function.
@@ -124,6 +130,9 @@ fn retry_busy<T>(mut f: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result
         }
     }
 }
+
+/// SQLite page cache per connection, in KiB.
+pub const PAGE_CACHE_KIB: i64 = 128 * 1024;
 
 /// How long a writer waits for another one.
 pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);

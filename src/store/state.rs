@@ -38,8 +38,28 @@ pub struct StoredFunction {
     pub content_hash: String,
     /// 1-based first line.
     pub line: i64,
-    /// Its cache row, when readable.
+    /// Its cache row, when readable, decoded (read at the start of a run
+    /// to seed the query database; dropped once it has, see
+    /// [`StoreState::forget_cache_rows`]).
     pub cache: Option<FunctionCache>,
+    /// `results_hash` of its cache row.
+    pub results_hash: Option<String>,
+    /// [`super::packed::digest`] of its cache row, when readable: what the
+    /// indexer compares a new row with.
+    pub cache_digest: Option<[u8; 32]>,
+}
+
+impl StoreState {
+    /// Drop the decoded cache rows (the digests stay): after they seeded
+    /// the query database nothing reads them, and on a whole repository
+    /// they are tens of megabytes.
+    pub fn forget_cache_rows(&mut self) {
+        for f in self.files.values_mut() {
+            for g in f.functions.values_mut() {
+                g.cache = None;
+            }
+        }
+    }
 }
 
 /// The text a path is stored under in `files.path`.
@@ -89,7 +109,7 @@ impl StoreTx<'_> {
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                     r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
+                    super::packed::unpack(r.get_ref(4)?),
                 ))
             })?;
             for row in rows {
@@ -119,26 +139,46 @@ impl StoreTx<'_> {
             ))?;
             let rows = st.query_map(args, |r| {
                 let has_cache: bool = r.get(5)?;
-                let cache = if has_cache {
-                    let summary: Option<String> = r.get(9)?;
-                    let call_args: String = r.get(10)?;
-                    let summary = match summary {
+                let (cache, results_hash, cache_digest) = if has_cache {
+                    let inputs_hash: Option<String> = r.get(6)?;
+                    let results_hash: Option<String> = r.get(7)?;
+                    let summary_inputs_hash: Option<String> = r.get(8)?;
+                    let summary_json: Option<String> = r.get(9)?;
+                    let call_args_json = super::packed::unpack(r.get_ref(10)?);
+                    let summary = match &summary_json {
                         None => Some(None),
-                        Some(s) => serde_json::from_str(&s).ok().map(Some),
+                        Some(s) => serde_json::from_str(s).ok().map(Some),
                     };
-                    let call_args = serde_json::from_str(&call_args).ok();
+                    let call_args = call_args_json
+                        .as_deref()
+                        .and_then(|s| serde_json::from_str(s).ok());
                     match (summary, call_args) {
-                        (Some(summary), Some(call_args)) => Some(FunctionCache {
-                            inputs_hash: r.get(6)?,
-                            results_hash: r.get(7)?,
-                            summary_inputs_hash: r.get(8)?,
-                            summary,
-                            call_args,
-                        }),
-                        _ => None,
+                        (Some(summary), Some(call_args)) => {
+                            let digest = super::packed::digest(
+                                [
+                                    inputs_hash.as_deref(),
+                                    results_hash.as_deref(),
+                                    summary_inputs_hash.as_deref(),
+                                ],
+                                summary_json.as_deref(),
+                                call_args_json.as_deref().unwrap_or_default(),
+                            );
+                            (
+                                Some(FunctionCache {
+                                    inputs_hash,
+                                    results_hash: results_hash.clone(),
+                                    summary_inputs_hash,
+                                    summary,
+                                    call_args,
+                                }),
+                                results_hash,
+                                Some(digest),
+                            )
+                        }
+                        _ => (None, None, None),
                     }
                 } else {
-                    None
+                    (None, None, None)
                 };
                 Ok((
                     r.get::<_, i64>(1)?,
@@ -147,6 +187,8 @@ impl StoreTx<'_> {
                         content_hash: r.get(3)?,
                         line: r.get(4)?,
                         cache,
+                        results_hash,
+                        cache_digest,
                     },
                 ))
             })?;

@@ -3,7 +3,7 @@
 //! derived facts and findings).
 
 use crate::check::Finding;
-use crate::db::{FunctionCache, FunctionFacts};
+use crate::db::FunctionFacts;
 use crate::facts::Analysis;
 use crate::frontend::SourceDiagnostic;
 use crate::ir::Function;
@@ -119,12 +119,13 @@ impl<'a> StoreTx<'a> {
 
     /// Insert or replace a file's cache row (its deps hash and symbols).
     pub fn set_file_cache(&self, file_id: i64, deps_hash: &str, symbols_json: &str) -> Result<()> {
+        let symbols = super::packed::pack(symbols_json);
         self.tx
             .prepare_cached(
                 "INSERT INTO file_cache(file_id, deps_hash, symbols) VALUES (?1, ?2, ?3) \
                  ON CONFLICT(file_id) DO UPDATE SET deps_hash = excluded.deps_hash, symbols = excluded.symbols",
             )?
-            .execute(params![file_id, deps_hash, symbols_json])?;
+            .execute(params![file_id, deps_hash, symbols])?;
         Ok(())
     }
 
@@ -300,9 +301,7 @@ impl<'a> StoreTx<'a> {
     }
 
     /// Insert or replace a function's cache row.
-    pub fn upsert_function_cache(&self, fid: i64, c: &FunctionCache) -> Result<()> {
-        let summary = c.summary.as_ref().map(serde_json::to_string).transpose()?;
-        let call_args = serde_json::to_string(&c.call_args)?;
+    pub fn upsert_function_cache(&self, fid: i64, c: &super::PackedCache) -> Result<()> {
         self.tx
             .prepare_cached(
                 "INSERT INTO function_cache(function_id, inputs_hash, results_hash, summary_inputs_hash, summary, call_args) \
@@ -316,8 +315,8 @@ impl<'a> StoreTx<'a> {
                 c.inputs_hash,
                 c.results_hash,
                 c.summary_inputs_hash,
-                summary,
-                call_args
+                c.summary,
+                c.call_args
             ])?;
         Ok(())
     }
