@@ -780,8 +780,10 @@ pub fn function_findings(
             function_key: key.clone(),
             message: format!(
                 "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
-                 the warp's access is replayed {up_to}{degree} times",
-                acc.array, acc.index_text
+                 the warp's access is replayed {}{degree} times",
+                acc.array,
+                acc.index_text,
+                if sc.up_to { "up to " } else { "" },
             ),
             facts: serde_json::json!({
                 "array": acc.array,
