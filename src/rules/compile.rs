@@ -668,23 +668,33 @@ impl Cx<'_> {
     /// result, counts included.
     fn filter_inputs(&mut self, rules: &[CRule]) {
         // Per relation: one conjunction per atom (None: an atom with no
-        // constant, so every row may match).
+        // constant and no joined restriction, so every row may match).
         let mut atoms: HashMap<RelId, Vec<Option<Vec<String>>>> = HashMap::new();
         let rels = &self.rels;
         for r in rules {
             visit_atoms(&r.body, &mut |rel, args| {
                 let Some(spec) = &rels[rel].input else { return };
-                let mut conj = Vec::new();
+                let mut conj = constant_conditions(spec, args);
+                // (issue 9, session 7) Semi-joins: a column bound to a
+                // variable that a positive atom of the rule's body also
+                // binds can only take that atom's values (an aggregate's
+                // or a negation's atom sees the rule's bindings too).
                 for (i, a) in args.iter().enumerate() {
-                    let Some(a) = a else { continue };
-                    let lit = match &a.kind {
-                        CExprKind::Const(Const::Num(n)) => n.to_string(),
-                        CExprKind::Const(Const::Str(t)) => format!("'{}'", t.replace('\'', "''")),
-                        _ => continue,
+                    let Some(CExpr {
+                        kind: CExprKind::Var(v),
+                        ..
+                    }) = a
+                    else {
+                        continue;
                     };
-                    if let Some(col) = spec.columns.get(i) {
-                        conj.push(format!("{} = {lit}", super::schema::quote(col)));
-                    }
+                    let (Some(col), Some(src)) = (
+                        spec.columns.get(i),
+                        var_source(rels, rules, &r.body, *v, rel, 0),
+                    ) else {
+                        continue;
+                    };
+                    let col = super::schema::quote(col);
+                    conj.push(format!("({col} IN ({src}) OR {col} IS NULL)"));
                 }
                 atoms
                     .entry(rel)
@@ -708,6 +718,103 @@ impl Cx<'_> {
             }
         }
     }
+}
+
+/// `column = constant` for each argument of an input atom that is an
+/// integer or string constant.
+fn constant_conditions(spec: &InputSpec, args: &[Option<CExpr>]) -> Vec<String> {
+    let mut conj = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(a) = a else { continue };
+        let lit = match &a.kind {
+            CExprKind::Const(Const::Num(n)) => n.to_string(),
+            CExprKind::Const(Const::Str(t)) => format!("'{}'", t.replace('\'', "''")),
+            _ => continue,
+        };
+        if let Some(col) = spec.columns.get(i) {
+            conj.push(format!("{} = {lit}", super::schema::quote(col)));
+        }
+    }
+    conj
+}
+
+/// Depth of the search for a variable's source through derived relations.
+const SOURCE_DEPTH: u32 = 4;
+
+/// An SQL query whose rows include every value variable `v` can take in
+/// `body`: the column of a positive input atom of `body` that binds some
+/// columns to constants (not of relation `not`, the atom being filtered),
+/// or the key source of a derived relation's column. `None` when no
+/// positive atom restricts `v`.
+fn var_source(
+    rels: &[RelInfo],
+    rules: &[CRule],
+    body: &[CLit],
+    v: usize,
+    not: RelId,
+    depth: u32,
+) -> Option<String> {
+    if depth > SOURCE_DEPTH {
+        return None;
+    }
+    for l in body {
+        let CLit::Atom { rel, args, .. } = l else {
+            continue;
+        };
+        if *rel == not {
+            continue;
+        }
+        for (i, a) in args.iter().enumerate() {
+            if !matches!(a, Some(CExpr { kind: CExprKind::Var(w), .. }) if *w == v) {
+                continue;
+            }
+            let found = match &rels[*rel].input {
+                Some(spec) => {
+                    let conj = constant_conditions(spec, args);
+                    match (conj.is_empty(), spec.columns.get(i)) {
+                        (false, Some(col)) => Some(format!(
+                            "SELECT {} FROM {} WHERE {}",
+                            super::schema::quote(col),
+                            super::schema::quote(&spec.table),
+                            conj.join(" AND ")
+                        )),
+                        _ => None,
+                    }
+                }
+                None => key_source(rels, rules, *rel, i, depth + 1),
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+    }
+    None
+}
+
+/// An SQL query whose rows include every value column `col` of derived
+/// relation `rel` can take: the union over its rules of the source of the
+/// variable each puts there. `None` when a rule's is not restricted.
+fn key_source(
+    rels: &[RelInfo],
+    rules: &[CRule],
+    rel: RelId,
+    col: usize,
+    depth: u32,
+) -> Option<String> {
+    if depth > SOURCE_DEPTH {
+        return None;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for r in rules.iter().filter(|r| r.head == rel) {
+        let CExprKind::Var(v) = r.head_args.get(col)?.kind else {
+            return None;
+        };
+        let src = var_source(rels, rules, &r.body, v, usize::MAX, depth + 1)?;
+        if !parts.contains(&src) {
+            parts.push(src);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" UNION "))
 }
 
 /// `{name}` placeholders of a lint message (`{{` and `}}` are literal braces).
