@@ -470,3 +470,17 @@ fn thread_private_rows_are_recognised() {
         "{control:#?}"
     );
 }
+
+/// Issue 8 audit #13 (session 7): a launch whose block size is a parameter
+/// of the launching host function takes the value every caller in the file
+/// passes (a local initialised to a macro); then the witness needing 257
+/// threads is impossible. Callers that disagree leave it unknown.
+#[test]
+fn launch_dimensions_resolve_through_the_callers_of_the_launching_function() {
+    let (set, all) = findings_in("tests/fixtures/sync_callers");
+    assert!(none_in(&set, "tables_one_caller"), "{all:#?}");
+    assert!(
+        has(&set, "tables_two_callers", "shared-race", "warning"),
+        "{all:#?}"
+    );
+}

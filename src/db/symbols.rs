@@ -78,6 +78,25 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
         includes: super::scan(db, file).includes.clone(),
         ..FileSymbols::default()
     };
+    // (issue 8 audit #13, session 7; integration point of
+    // `facts::launch::block_dims_in`) The file's host functions, to resolve
+    // a launching function's parameters through their callers.
+    let host_fns: Vec<_> = if is_source {
+        items
+            .order
+            .iter()
+            .filter(|(key, _)| {
+                items
+                    .by_key
+                    .get(key)
+                    .is_some_and(|s| s.kind == FunctionKind::Host)
+            })
+            .map(|(key, _)| function_ir(db, FuncRef::new(db, file, key.clone())))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let host_refs: Vec<&crate::ir::Function> = host_fns.iter().map(|f| &**f).collect();
     for (key, start_line) in &items.order {
         let Some(src) = items.by_key.get(key) else {
             continue;
@@ -89,7 +108,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
             for l in &f.launches {
                 let block = l
                     .block
-                    .map(|b| crate::facts::launch::block_dims(&f, b))
+                    .map(|b| crate::facts::launch::block_dims_in(&f, b, &host_refs))
                     .unwrap_or([None; 3]);
                 let template_values = std::array::from_fn(|i| {
                     l.template_args
@@ -98,7 +117,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                 });
                 let grid = l
                     .grid
-                    .map(|g| crate::facts::launch::block_dims(&f, g))
+                    .map(|g| crate::facts::launch::block_dims_in(&f, g, &host_refs))
                     .unwrap_or([None; 3]);
                 out.launches.push((
                     l.kernel.clone(),
