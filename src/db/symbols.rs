@@ -81,17 +81,39 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
     // (issue 8 audit #13, session 7; integration point of
     // `facts::launch::block_dims_in`) The file's host functions, to resolve
     // a launching function's parameters through their callers.
-    let host_fns: Vec<_> = if is_source {
+    // Host functions are lowered from their signature alone unless they
+    // launch: a caller's body is lowered here (as device code would be)
+    // when it names a launching function.
+    let launchers: Vec<&str> = items
+        .by_key
+        .values()
+        .filter(|s| {
+            s.kind == FunctionKind::Host && crate::frontend::lower::lowers_body(s.kind, &s.text)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    let host_fns: Vec<Arc<crate::ir::Function>> = if is_source && !launchers.is_empty() {
         items
             .order
             .iter()
-            .filter(|(key, _)| {
-                items
-                    .by_key
-                    .get(key)
-                    .is_some_and(|s| s.kind == FunctionKind::Host)
+            .filter_map(|(key, _)| items.by_key.get(key).map(|s| (key, s)))
+            .filter(|(_, s)| s.kind == FunctionKind::Host)
+            .filter_map(|(key, s)| {
+                if crate::frontend::lower::lowers_body(s.kind, &s.text) {
+                    Some(function_ir(db, FuncRef::new(db, file, key.clone())))
+                } else if launchers.iter().any(|n| s.text.contains(&format!("{n}("))) {
+                    Some(Arc::new(crate::frontend::lower::lower_function(
+                        &s.text,
+                        s.start_col,
+                        &s.name,
+                        &s.scope_path,
+                        FunctionKind::Device,
+                        &s.scope,
+                    )))
+                } else {
+                    None
+                }
             })
-            .map(|(key, _)| function_ir(db, FuncRef::new(db, file, key.clone())))
             .collect()
     } else {
         Vec::new()
