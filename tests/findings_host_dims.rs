@@ -65,11 +65,14 @@ fn block_size_through_dim3_members() {
 
 #[test]
 fn an_int_parameter_is_one_dimensional() {
-    // The value comes from the callers (not resolved yet: see
-    // docs/evaluation.md), but an `int` block size has y = z = 1.
+    // An `int` block size has y = z = 1; its value comes from the callers
+    // in the file (session 7), when they all pass the same constant.
     let host = "void run(float* p, int bs) { k<<<10, bs>>>(p); }\n\
                 void main2(float* p) { run(p, 128); }\n";
-    assert_eq!(block(host), [None, Some(1), Some(1)]);
+    assert_eq!(block(host), [Some(128), Some(1), Some(1)]);
+    let disagree = "void run(float* p, int bs) { k<<<10, bs>>>(p); }\n\
+                    void main2(float* p) { run(p, 128); run(p, 64); }\n";
+    assert_eq!(block(disagree), [None, Some(1), Some(1)]);
 }
 
 #[test]

@@ -526,6 +526,19 @@ fn looped_launch_with_a_stride_the_loop_changes_says_so() {
     assert!(!doubled[0].contains("repeats"), "{}", doubled[0]);
 }
 
+/// Issue 8 audit #22, #46 (session 7): an uncoalesced access that is a
+/// small share of its kernel's traffic (read by the block's first row
+/// only) is not reported by the looped-launch house rule (the built-in
+/// check reports it as a note with its share); the kernel's main strided
+/// access still is.
+#[test]
+fn looped_launch_skips_accesses_with_a_small_traffic_share() {
+    let got = rule_messages("small_share.cu", "uncoalesced_in_looped_launch");
+    let lines: BTreeSet<u32> = got.iter().map(|(l, _)| *l).collect();
+    assert!(lines.contains(&15), "{got:?}");
+    assert!(!lines.contains(&13), "{got:?}");
+}
+
 /// Issue 8 audit #35 (session 6): an atomic issued by one thread per group
 /// (`if (tile.thread_rank() == 0)`) is already aggregated, and a
 /// grid-stride loop runs once per thread unless the grid is smaller than

@@ -774,9 +774,14 @@ fn constant_atoms_filter_the_rows_loaded_without_changing_results() {
             .map(|i| i.filter.clone())
             .unwrap()
     };
+    // Constants, and (session 7) a semi-join: `F` is bound by the positive
+    // `functions(id: F, kind: "kernel")` of both rules.
+    let semi = "\"function_id\" IN (SELECT \"id\" FROM \"functions\" WHERE \"kind\" = 'kernel')";
     assert_eq!(
         filter("accesses"),
-        "(\"space\" = 'global' AND \"is_write\" = 1) OR (\"space\" = 'shared' AND \"is_write\" = 1)"
+        format!(
+            "(\"space\" = 'global' AND \"is_write\" = 1 AND {semi}) OR (\"space\" = 'shared' AND \"is_write\" = 1 AND {semi})"
+        )
     );
     assert_eq!(filter("functions"), "(\"kind\" = 'kernel')");
     let got = run_on(conn, text);
@@ -787,6 +792,29 @@ fn constant_atoms_filter_the_rows_loaded_without_changing_results() {
     };
     assert_eq!(got["shared_writes"], rows(&[&["10", "1"], &["12", "1"]]));
     assert_eq!(got["no_global_write"], rows(&[&["12"]]));
+    // Through a derived relation: `kern(F)`'s rule binds F from kernels.
+    let derived = r#"
+        .decl kern(f: number)
+        kern(F) :- functions(id: F, kind: "kernel").
+        .decl writes(f: number, l: number)
+        writes(F, L) :- kern(F), accesses(function_id: F, line: L, is_write: 1).
+    "#;
+    let prog = compile(
+        &RuleSource::new("d.dl", Origin::CommandLine, derived),
+        &schema,
+    )
+    .unwrap();
+    let acc = prog
+        .rels
+        .iter()
+        .find_map(|r| r.input.as_ref().filter(|i| i.table == "accesses"))
+        .unwrap();
+    assert!(acc.filter.contains(semi), "{}", acc.filter);
+    let got = run_on(conn, derived);
+    assert_eq!(
+        got["writes"],
+        rows(&[&["10", "3"], &["10", "4"], &["12", "2"]])
+    );
     // One atom without a constant: the whole table is read.
     let open = compile(
         &RuleSource::new(

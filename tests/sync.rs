@@ -432,3 +432,55 @@ fn a_race_that_needs_a_larger_block_than_any_launch_gives_is_a_conditional_warni
         "{set:?}"
     );
 }
+
+/// Issue 8 audit #8 (session 7): accesses through a thread's own row
+/// (`p = &a[tid * s]`, `a[tid * s + j]`) never meet another thread's when
+/// their index is provably in `[0, s)` (a loop bound, a guard, a modulo);
+/// otherwise the finding names that exact condition.
+#[test]
+fn thread_private_rows_are_recognised() {
+    let (set, all) = findings_in("tests/fixtures/sync_rows");
+    for clean in ["rows_in_range", "rows_direct"] {
+        assert!(none_in(&set, clean), "{clean}: {all:#?}");
+    }
+    let assumed: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|f| f["function"] == "rows_assumed")
+        .collect();
+    assert!(!assumed.is_empty(), "{all:#?}");
+    for f in &assumed {
+        let m = f["message"].as_str().unwrap();
+        assert_eq!(f["severity"], "note", "{m}");
+        assert!(
+            m.contains("its own row of `width` elements of `scratch`"),
+            "{m}"
+        );
+        assert!(m.contains("0 <= `last` < `width`"), "{m}");
+        assert!(m.contains("0 <= `bucket[tid + n]` < `width`"), "{m}");
+    }
+    let control: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|f| f["function"] == "rows_neighbour")
+        .collect();
+    assert!(!control.is_empty(), "{all:#?}");
+    assert!(
+        control
+            .iter()
+            .all(|f| !f["message"].as_str().unwrap().contains("own row")),
+        "{control:#?}"
+    );
+}
+
+/// Issue 8 audit #13 (session 7): a launch whose block size is a parameter
+/// of the launching host function takes the value every caller in the file
+/// passes (a local initialised to a macro); then the witness needing 257
+/// threads is impossible. Callers that disagree leave it unknown.
+#[test]
+fn launch_dimensions_resolve_through_the_callers_of_the_launching_function() {
+    let (set, all) = findings_in("tests/fixtures/sync_callers");
+    assert!(none_in(&set, "tables_one_caller"), "{all:#?}");
+    assert!(
+        has(&set, "tables_two_callers", "shared-race", "warning"),
+        "{all:#?}"
+    );
+}

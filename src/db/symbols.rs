@@ -78,6 +78,47 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
         includes: super::scan(db, file).includes.clone(),
         ..FileSymbols::default()
     };
+    // (issue 8 audit #13, session 7; integration point of
+    // `facts::launch::block_dims_in`) The file's host functions, to resolve
+    // a launching function's parameters through their callers.
+    // Host functions are lowered from their signature alone unless they
+    // launch: a caller's body is lowered here (as device code would be)
+    // when it names a launching function.
+    let launchers: Vec<&str> = items
+        .by_key
+        .values()
+        .filter(|s| {
+            s.kind == FunctionKind::Host && crate::frontend::lower::lowers_body(s.kind, &s.text)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    let host_fns: Vec<Arc<crate::ir::Function>> = if is_source && !launchers.is_empty() {
+        items
+            .order
+            .iter()
+            .filter_map(|(key, _)| items.by_key.get(key).map(|s| (key, s)))
+            .filter(|(_, s)| s.kind == FunctionKind::Host)
+            .filter_map(|(key, s)| {
+                if crate::frontend::lower::lowers_body(s.kind, &s.text) {
+                    Some(function_ir(db, FuncRef::new(db, file, key.clone())))
+                } else if launchers.iter().any(|n| s.text.contains(&format!("{n}("))) {
+                    Some(Arc::new(crate::frontend::lower::lower_function(
+                        &s.text,
+                        s.start_col,
+                        &s.name,
+                        &s.scope_path,
+                        FunctionKind::Device,
+                        &s.scope,
+                    )))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let host_refs: Vec<&crate::ir::Function> = host_fns.iter().map(|f| &**f).collect();
     for (key, start_line) in &items.order {
         let Some(src) = items.by_key.get(key) else {
             continue;
@@ -89,7 +130,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
             for l in &f.launches {
                 let block = l
                     .block
-                    .map(|b| crate::facts::launch::block_dims(&f, b))
+                    .map(|b| crate::facts::launch::block_dims_in(&f, b, &host_refs))
                     .unwrap_or([None; 3]);
                 let template_values = std::array::from_fn(|i| {
                     l.template_args
@@ -98,7 +139,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                 });
                 let grid = l
                     .grid
-                    .map(|g| crate::facts::launch::block_dims(&f, g))
+                    .map(|g| crate::facts::launch::block_dims_in(&f, g, &host_refs))
                     .unwrap_or([None; 3]);
                 out.launches.push((
                     l.kernel.clone(),

@@ -13,7 +13,19 @@ use crate::ir::{ExprId, ExprKind, Function, StmtKind, Type, VarId};
 /// a member assigned twice, or not a constant, is unknown). Where an
 /// integer's value is unknown the launch is still one-dimensional: y = z = 1.
 pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
-    let as_u32 = |e: ExprId| host_const(f, e, 0).and_then(|v| u32::try_from(v).ok());
+    block_dims_in(f, e, &[])
+}
+
+/// [`block_dims`], resolving a parameter of the launching host function
+/// through its callers among `file` (the host functions of the launching
+/// file): when every call passes the same constant (a local initialised to
+/// a constant, a macro, a `dim3` member), the parameter has that value
+/// (issue 8 audit #13, session 7: `run(…, n)` called only as `run(…, nt)`
+/// with `unsigned nt = 256;`). A call that leaves the parameter to its
+/// default argument, or callers that disagree, leave it unknown. Callers in
+/// other files are not seen.
+pub fn block_dims_in(f: &Function, e: ExprId, file: &[&Function]) -> [Option<u32>; 3] {
+    let as_u32 = |e: ExprId| host_const(f, e, 0, file).and_then(|v| u32::try_from(v).ok());
     let one_d = |known: Option<u32>| [known, Some(1), Some(1)];
     match &f.expr(e).kind {
         ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
@@ -23,19 +35,22 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
             }
             out
         }
-        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var(f, *v),
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var(f, *v, file),
         ExprKind::Var(v) => {
-            let dims = match single_def(f, v.0) {
-                Some(init) => block_dims(f, init),
+            let mut dims = match single_def(f, v.0) {
+                Some(init) => block_dims_in(f, init, file),
                 None => [None; 3],
             };
+            if dims == [None; 3] && is_int(&f.var(*v).ty) {
+                dims[0] = as_u32(e);
+            }
             if is_int(&f.var(*v).ty) && dims[1..] == [None, None] {
                 one_d(dims[0])
             } else {
                 dims
             }
         }
-        ExprKind::Cast(_, a) => block_dims(f, *a),
+        ExprKind::Cast(_, a) => block_dims_in(f, *a, file),
         ExprKind::Int(_) | ExprKind::Binary(..) | ExprKind::Unary(..) => one_d(as_u32(e)),
         _ => match as_u32(e) {
             Some(v) => one_d(Some(v)),
@@ -48,14 +63,14 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
 /// whose only write is one top-level statement `v = C;` of the function
 /// body with no statement before it mentioning `v`: every read sees `C`
 /// (`sqrt_block_size = 16; dim3 block(sqrt_block_size, sqrt_block_size);`).
-fn host_const(f: &Function, e: ExprId, depth: u32) -> Option<i64> {
+fn host_const(f: &Function, e: ExprId, depth: u32, file: &[&Function]) -> Option<i64> {
     if let Some(v) = const_value(f, e) {
         return Some(v);
     }
     if depth > 8 {
         return None;
     }
-    let rec = |x: ExprId| host_const(f, x, depth + 1);
+    let rec = |x: ExprId| host_const(f, x, depth + 1, file);
     match &f.expr(e).kind {
         ExprKind::Cast(_, a) => rec(*a),
         ExprKind::Binary(op, a, b) => {
@@ -89,6 +104,9 @@ fn host_const(f: &Function, e: ExprId, depth: u32) -> Option<i64> {
                     _ => None,
                 })
                 .collect();
+            if writes.is_empty() && f.var(v).param_position.is_some() {
+                return from_callers(f, v, file, depth);
+            }
             let [w] = writes.as_slice() else {
                 return None;
             };
@@ -133,6 +151,40 @@ fn host_const(f: &Function, e: ExprId, depth: u32) -> Option<i64> {
     }
 }
 
+/// The value every caller in `file` passes for parameter `v` of host
+/// function `f` (see [`block_dims_in`]).
+fn from_callers(f: &Function, v: VarId, file: &[&Function], depth: u32) -> Option<i64> {
+    let pos = f.var(v).param_position?;
+    if f.kind != crate::ir::FunctionKind::Host {
+        return None;
+    }
+    let arity = f.vars.iter().filter(|w| w.param_position.is_some()).count();
+    let mut value = None;
+    for g in file {
+        for x in &g.exprs {
+            let ExprKind::Call {
+                callee,
+                receiver: None,
+                args,
+            } = &x.kind
+            else {
+                continue;
+            };
+            if callee.rsplit("::").next() != Some(f.name.as_str()) || args.len() > arity {
+                continue;
+            }
+            // A default argument is not seen: unknown.
+            let a = *args.get(pos as usize)?;
+            let c = host_const(g, a, depth + 1, file)?;
+            if value.is_some_and(|w| w != c) {
+                return None;
+            }
+            value = Some(c);
+        }
+    }
+    value
+}
+
 fn is_dim3(t: &Type) -> bool {
     matches!(t, Type::Named(n) | Type::Record { name: n, .. } if n == "dim3" || n.ends_with("::dim3"))
 }
@@ -142,7 +194,7 @@ fn is_int(t: &Type) -> bool {
 }
 
 /// The dimensions held by the `dim3` local `v` (see [`block_dims`]).
-fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
+fn dim3_var(f: &Function, v: VarId, file: &[&Function]) -> [Option<u32>; 3] {
     if f.var(v).param_position.is_some() {
         return [None; 3];
     }
@@ -158,7 +210,7 @@ fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
         }
     }
     let mut out = match decl {
-        Some(Some(init)) => block_dims(f, init),
+        Some(Some(init)) => block_dims_in(f, init, file),
         Some(None) => [Some(1), Some(1), Some(1)],
         None => return [None; 3],
     };
@@ -179,7 +231,7 @@ fn dim3_var(f: &Function, v: VarId) -> [Option<u32>; 3] {
                 let value = if op {
                     None
                 } else {
-                    rhs.and_then(|r| host_const(f, r, 0).and_then(|x| u32::try_from(x).ok()))
+                    rhs.and_then(|r| host_const(f, r, 0, file).and_then(|x| u32::try_from(x).ok()))
                 };
                 out[d] = if assigned[d] { None } else { value };
                 assigned[d] = true;

@@ -1064,6 +1064,8 @@ struct Acc {
     base_off: Option<Option<Lin>>,
     /// The accessed expression (the left side of a store).
     expr: Option<ExprId>,
+    /// The per-thread row the access stays in, when it has one.
+    row: Option<Row>,
 }
 
 /// Expressions of a statement (not of nested statements).
@@ -1123,6 +1125,7 @@ fn shared_scalars(f: &Function) -> Vec<Acc> {
                         dims: Vec::new(),
                         base_off: None,
                         expr: Some(e),
+                        row: None,
                     });
                 }
                 ExprKind::Assign { op, lhs, rhs } => {
@@ -1253,6 +1256,7 @@ fn races_in(
             dims: a.dims.clone(),
             base_off: None,
             expr: Some(a.expr),
+            row: None,
         });
     }
     accs.extend(shared_scalars(f));
@@ -1308,6 +1312,11 @@ fn races_in(
             }
         }
     }
+    for acc in accs.iter_mut() {
+        if let Some(i) = acc.side.access {
+            acc.row = cx.row_of(i);
+        }
+    }
     // Two statements can run at once in different threads when they share a
     // barrier interval (either order, either branch of an `if`).
     let starts = iv.starts();
@@ -1356,6 +1365,15 @@ fn races_in(
                 if !block_conc && !inter_block {
                     continue;
                 }
+                // (issue 8 audit #8) Both in the same per-thread rows: the
+                // threads the row index tells apart never share an element
+                // when both indices stay inside the row; when that is not
+                // proven, the finding names what must hold.
+                let (block_conc, inter_block, row_note) =
+                    match row_pair(&cx, a, b, block_conc, inter_block) {
+                        RowPair::Apart => continue,
+                        RowPair::Modes(bc, ib, note) => (bc, ib, note),
+                    };
                 let lines = (a.key.as_str(), a.side.span.line, b.side.span.line);
                 if reported.contains(&lines) {
                     continue;
@@ -1420,6 +1438,12 @@ fn races_in(
                     {
                         continue;
                     }
+                    let mut r = r;
+                    if let Some(note) = &row_note {
+                        r.proven = false;
+                        r.depends_on.clear();
+                        r.assumption = Some(note.clone());
+                    }
                     reported.insert(lines);
                     out.races.push(r);
                 }
@@ -1436,6 +1460,449 @@ fn races_in(
         ));
     }
     out
+}
+
+// ---------------------------------------------------------------------------
+// Thread-private rows (issue 8 audit #8, session 7).
+//
+// `p = &a[tid * s]` with `tid` an injective thread index and accesses
+// `p[j]` with 0 <= j < s: each thread touches only its own row of `s`
+// elements of `a`, so two threads never share an element whatever `j` is.
+// The same for direct accesses `a[tid * s + j]`.
+// ---------------------------------------------------------------------------
+
+/// Which threads an index tells apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowScope {
+    /// Distinct for the threads of one block (`threadIdx.x` of 1-D blocks).
+    Block,
+    /// Distinct for all threads of the grid (a global thread id).
+    Grid,
+}
+
+/// An access inside a per-thread row.
+#[derive(Clone, Debug)]
+struct Row {
+    /// The array the rows partition.
+    base: VarId,
+    /// The thread index, as written (after following single-definition
+    /// locals), and which threads it tells apart.
+    row: String,
+    scope: RowScope,
+    /// The row length (elements), as written and after following locals.
+    stride: ExprId,
+    stride_text: String,
+    /// The index inside the row (`None`: the row's start, `a[tid * s]`).
+    j: Option<ExprId>,
+    /// The thread index as written, for messages.
+    row_shown: String,
+    /// How the row is formed, for messages (`lower = &work_mem_d[tid*stride]`).
+    origin: String,
+}
+
+/// Whether `j` is known to lie in `[0, s)`: (lower bound proven, upper bound proven).
+type RowRange = (bool, bool);
+
+impl Cx<'_> {
+    /// `e` after following casts and single-definition locals.
+    fn resolve(&self, mut e: ExprId) -> ExprId {
+        let f = self.f;
+        for _ in 0..16 {
+            match &f.expr(e).kind {
+                ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => e = *a,
+                ExprKind::Var(v)
+                    if f.var(*v).param_position.is_none()
+                        && self.defs.get(v.0 as usize) == Some(&1) =>
+                {
+                    match self.init.get(v.0 as usize).copied().flatten() {
+                        Some(i) => e = i,
+                        None => return e,
+                    }
+                }
+                _ => return e,
+            }
+        }
+        e
+    }
+
+    /// The kernel reads `threadIdx` (`block`: `blockIdx`) in dimension `d`.
+    fn reads_dim(&self, d: usize, block: bool) -> bool {
+        self.f.exprs.iter().any(|e| match &e.kind {
+            ExprKind::Builtin(Builtin::ThreadIdx(x)) if !block => dim_index(*x) == d,
+            ExprKind::Builtin(Builtin::BlockIdx(x)) if block => dim_index(*x) == d,
+            _ => false,
+        })
+    }
+
+    /// Dimension `d` of the block (`grid`: of the grid) has one thread
+    /// (block): from the launch, or, when no launch gives it, because the
+    /// kernel never reads that dimension's index (it is written for 1-D).
+    fn trivial_dim(&self, d: usize, grid: bool) -> bool {
+        let known = if grid {
+            self.launch.grid[d]
+        } else {
+            self.launch.block[d]
+        };
+        match known {
+            Some(n) => n == 1,
+            None => !self.reads_dim(d, grid),
+        }
+    }
+
+    /// `blockIdx.x`, or `blockIdx.x + gridDim.x * blockIdx.y`: distinct
+    /// for distinct blocks.
+    fn injective_block_index(&self, e: ExprId) -> bool {
+        let f = self.f;
+        let e = self.resolve(e);
+        let is = |e: ExprId, want: &dyn Fn(&Builtin) -> bool| matches!(&f.expr(self.resolve(e)).kind, ExprKind::Builtin(b) if want(b));
+        let bx = |e: ExprId| {
+            is(
+                e,
+                &|b| matches!(b, Builtin::BlockIdx(d) if dim_index(*d) == 0),
+            )
+        };
+        if bx(e) {
+            return self.trivial_dim(1, true) && self.trivial_dim(2, true);
+        }
+        if let ExprKind::Binary(BinOp::Add, a, b) = &f.expr(e).kind {
+            for (x, m) in [(*a, *b), (*b, *a)] {
+                if !bx(x) {
+                    continue;
+                }
+                if let ExprKind::Binary(BinOp::Mul, p, q) = &f.expr(self.resolve(m)).kind {
+                    let gx = |e| {
+                        is(
+                            e,
+                            &|b| matches!(b, Builtin::GridDim(d) if dim_index(*d) == 0),
+                        )
+                    };
+                    let by = |e| {
+                        is(
+                            e,
+                            &|b| matches!(b, Builtin::BlockIdx(d) if dim_index(*d) == 1),
+                        )
+                    };
+                    if ((gx(*p) && by(*q)) || (gx(*q) && by(*p))) && self.trivial_dim(2, true) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Whether `e` is an injective thread index: `threadIdx.x` of 1-D
+    /// blocks (within a block) or `blockIdx.x * blockDim.x + threadIdx.x`
+    /// (over the grid, also with a 2-D block index).
+    fn thread_row_scope(&self, e: ExprId) -> Option<RowScope> {
+        let f = self.f;
+        let e = self.resolve(e);
+        let one_d = self.trivial_dim(1, false) && self.trivial_dim(2, false);
+        let tx = |e: ExprId| {
+            matches!(&f.expr(self.resolve(e)).kind,
+                ExprKind::Builtin(Builtin::ThreadIdx(d)) if dim_index(*d) == 0)
+        };
+        if tx(e) {
+            return one_d.then_some(RowScope::Block);
+        }
+        let ExprKind::Binary(BinOp::Add, a, b) = &f.expr(e).kind else {
+            return None;
+        };
+        for (t, m) in [(*a, *b), (*b, *a)] {
+            if !tx(t) || !one_d {
+                continue;
+            }
+            let ExprKind::Binary(BinOp::Mul, p, q) = &f.expr(self.resolve(m)).kind else {
+                continue;
+            };
+            let block_x = |e: ExprId| match &f.expr(self.resolve(e)).kind {
+                ExprKind::Builtin(Builtin::BlockDim(d)) => dim_index(*d) == 0,
+                ExprKind::Int(v) => self.block_dim(0) == Some(*v),
+                _ => false,
+            };
+            if (block_x(*p) && self.injective_block_index(*q))
+                || (block_x(*q) && self.injective_block_index(*p))
+            {
+                return Some(RowScope::Grid);
+            }
+        }
+        None
+    }
+
+    /// `r * s` with `r` an injective thread index and `s` thread-invariant.
+    fn row_product(&self, e: ExprId) -> Option<(ExprId, RowScope, ExprId)> {
+        let f = self.f;
+        let ExprKind::Binary(BinOp::Mul, a, b) = &f.expr(self.resolve(e)).kind else {
+            return None;
+        };
+        for (r, s) in [(*a, *b), (*b, *a)] {
+            if let Some(scope) = self.thread_row_scope(r)
+                && self.u.is_uniform(s.0)
+                && !self.mentions_group_rank(s, 0)
+            {
+                return Some((r, scope, s));
+            }
+        }
+        None
+    }
+
+    /// The per-thread row of access `i`, when it has one.
+    fn row_of(&self, i: usize) -> Option<Row> {
+        let f = self.f;
+        let a = &f.accesses[i];
+        let v = a.var?;
+        if a.indices.len() != 1 {
+            return None;
+        }
+        let j = a.indices[0];
+        let text = |e: ExprId| f.expr_text(self.resolve(e));
+        let make =
+            |base: VarId, r: ExprId, scope, s: ExprId, j: Option<ExprId>, origin: String| Row {
+                base,
+                row: text(r),
+                row_shown: f.expr_text(r),
+                scope,
+                stride: s,
+                stride_text: text(s),
+                j,
+                origin,
+            };
+        let var = f.var(v);
+        if matches!(var.ty, Type::Pointer(_))
+            && (var.param_position.is_none() || self.defs.get(v.0 as usize) != Some(&0))
+        {
+            // `p = &a[r * s]` or `p = a + r * s`, p's only definition.
+            if var.param_position.is_some() || self.defs.get(v.0 as usize) != Some(&1) {
+                return None;
+            }
+            let init = self.init.get(v.0 as usize).copied().flatten()?;
+            let mut rhs = init;
+            while let ExprKind::Cast(_, x) = &f.expr(rhs).kind {
+                rhs = *x;
+            }
+            let (bexpr, ix) = match &f.expr(rhs).kind {
+                ExprKind::Unary(UnOp::AddrOf, x) => match &f.expr(*x).kind {
+                    ExprKind::Index { base, index } => (*base, *index),
+                    _ => return None,
+                },
+                ExprKind::Binary(BinOp::Add, p, q) if is_pointer_expr(f, *p) => (*p, *q),
+                ExprKind::Binary(BinOp::Add, p, q) if is_pointer_expr(f, *q) => (*q, *p),
+                _ => return None,
+            };
+            let ExprKind::Var(base) = f.expr(bexpr).kind else {
+                return None;
+            };
+            // Rows count elements of the same size on both sides.
+            let eb = f.var(base).ty.element().and_then(Type::bytes);
+            if eb.is_none() || eb != var.ty.element().and_then(Type::bytes) {
+                return None;
+            }
+            let (r, scope, s) = self.row_product(ix)?;
+            let origin = format!("`{} = {}`", var.name, f.expr_text(init));
+            return Some(make(base, r, scope, s, Some(j), origin));
+        }
+        // `a[r * s + j]`, `a[r * s]`.
+        let origin = format!("`{}[{}]`", a.array, f.expr_text(j));
+        if let Some((r, scope, s)) = self.row_product(j) {
+            return Some(make(v, r, scope, s, None, origin));
+        }
+        let ExprKind::Binary(BinOp::Add, p, q) = &f.expr(j).kind else {
+            return None;
+        };
+        for (m, jj) in [(*p, *q), (*q, *p)] {
+            if let Some((r, scope, s)) = self.row_product(m) {
+                return Some(make(v, r, scope, s, Some(jj), origin));
+            }
+        }
+        None
+    }
+
+    /// What is known of `0 <= j < s` for the row's index at statement `at`.
+    fn row_range(&self, row: &Row, at: u32) -> RowRange {
+        let f = self.f;
+        let Some(row_j) = row.j else {
+            // The row's start: inside the row when it has an element.
+            let s = self.lin(row.stride, &[], 0).and_then(|l| l.as_const());
+            return (true, s.is_some_and(|n| n >= 1));
+        };
+        let place = self.places.get(&at).cloned().unwrap_or_default();
+        let s_text = &row.stride_text;
+        let same_s =
+            |e: ExprId| &f.expr_text(self.resolve(e)) == s_text || f.expr_text(e) == *s_text;
+        let j = self.resolve(row_j);
+        let j_text = f.expr_text(j);
+        let is_j = |e: ExprId| {
+            let r = self.resolve(e);
+            r == j || f.expr_text(r) == j_text || f.expr_text(e) == f.expr_text(row_j)
+        };
+        let (mut lo, mut hi) = (false, false);
+        let nonneg = |e: ExprId| {
+            self.thread_row_scope(e).is_some()
+                || self.lin(e, &place.loops, 0).is_some_and(|l| {
+                    l.c >= 0
+                        && l.terms.iter().all(|(a, k)| {
+                            *k > 0 && matches!(a, Atom::Tid(_) | Atom::Bid(_) | Atom::Iter(_))
+                        })
+                })
+        };
+        if nonneg(j) {
+            lo = true;
+        }
+        // Constants on both sides.
+        if let (Some(c), Some(n)) = (
+            self.lin(j, &place.loops, 0).and_then(|l| l.as_const()),
+            self.lin(row.stride, &[], 0).and_then(|l| l.as_const()),
+        ) && c < n
+        {
+            hi = true;
+        }
+        // `x % s` of a non-negative `x`.
+        if let ExprKind::Binary(BinOp::Rem, x, m) = &f.expr(j).kind
+            && same_s(*m)
+        {
+            hi = true;
+            lo |= nonneg(*x);
+        }
+        // A loop counter bounded by `s`.
+        if let ExprKind::Var(v) = f.expr(j).kind {
+            for l in &place.loops {
+                let Some(info) = self.loops.get(l) else {
+                    continue;
+                };
+                if info.var != Some(v) || info.opaque {
+                    continue;
+                }
+                if let Some((u, adj)) = info.upper
+                    && adj <= -1
+                    && same_s(u)
+                {
+                    hi = true;
+                }
+                if let Some((lb, adj)) = info.lower
+                    && self
+                        .lin(lb, &[], 0)
+                        .and_then(|l| l.as_const())
+                        .is_some_and(|c| c.saturating_add(adj) >= 0)
+                {
+                    lo = true;
+                }
+            }
+        }
+        // Dominating guards (`if (j < s)`, `if (j >= s) return;`).
+        let mut conds: Vec<(ExprId, bool)> = Vec::new();
+        for &(g, val) in &place.guards {
+            let mut stack = vec![g];
+            while let Some(c) = stack.pop() {
+                match &f.expr(c).kind {
+                    ExprKind::Binary(BinOp::LogAnd, x, y) if val => stack.extend([*x, *y]),
+                    ExprKind::Binary(BinOp::LogOr, x, y) if !val => stack.extend([*x, *y]),
+                    _ => conds.push((c, val)),
+                }
+            }
+        }
+        for (c, val) in conds {
+            let ExprKind::Binary(op, x, y) = &f.expr(c).kind else {
+                continue;
+            };
+            let op = cmp_under(*op, val);
+            let zero = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Int(0));
+            match op {
+                BinOp::Lt if is_j(*x) && same_s(*y) => hi = true,
+                BinOp::Gt if same_s(*x) && is_j(*y) => hi = true,
+                BinOp::Ge if is_j(*x) && zero(*y) => lo = true,
+                BinOp::Le if zero(*x) && is_j(*y) => lo = true,
+                _ => {}
+            }
+        }
+        (lo, hi)
+    }
+}
+
+/// What per-thread rows say about a pair of accesses.
+enum RowPair {
+    /// No two threads the check would pair can share an element.
+    Apart,
+    /// The modes still to check (threads of one block, of different
+    /// blocks) and, when the rows separate the threads only under a
+    /// condition on the indices, the message's assumption.
+    Modes(bool, bool, Option<String>),
+}
+
+fn row_pair(cx: &Cx<'_>, a: &Acc, b: &Acc, block_conc: bool, inter_block: bool) -> RowPair {
+    let same = |ra: &Row, rb: &Row| {
+        ra.base == rb.base && ra.row == rb.row && ra.stride_text == rb.stride_text
+    };
+    let (Some(ra), Some(rb)) = (&a.row, &b.row) else {
+        return RowPair::Modes(block_conc, inter_block, None);
+    };
+    if !same(ra, rb) {
+        return RowPair::Modes(block_conc, inter_block, None);
+    }
+    let grid = ra.scope == RowScope::Grid && rb.scope == RowScope::Grid;
+    let f = cx.f;
+    let mut ranges = [cx.row_range(ra, a.side.stmt), cx.row_range(rb, b.side.stmt)];
+    // A side proven inside its row runs only when the row has an element,
+    // so the other side's row start is inside it too.
+    for k in 0..2 {
+        let (me, other) = if k == 0 {
+            (ra, ranges[1])
+        } else {
+            (rb, ranges[0])
+        };
+        if me.j.is_none() && other == (true, true) {
+            ranges[k] = (true, true);
+        }
+    }
+    let mut conds: Vec<String> = Vec::new();
+    for (r, range) in [(ra, ranges[0]), (rb, ranges[1])] {
+        if let Some(c) = row_condition(f, r, range)
+            && !conds.contains(&c)
+        {
+            conds.push(c);
+        }
+    }
+    if conds.is_empty() {
+        let inter_block = inter_block && !grid;
+        if !inter_block {
+            return RowPair::Apart;
+        }
+        return RowPair::Modes(false, inter_block, None);
+    }
+    if inter_block && !grid {
+        // Rows of one block's threads only: threads of different blocks
+        // are not told apart; the generic check stands.
+        return RowPair::Modes(block_conc, inter_block, None);
+    }
+    let origins = if ra.origin == rb.origin {
+        ra.origin.clone()
+    } else {
+        format!("{}, {}", ra.origin, rb.origin)
+    };
+    let note = format!(
+        "each thread accesses only its own row of `{}` elements of `{}` ({origins}, row `{}`), \
+         so the code is race-free if {}, which cudalog does not check",
+        short_text(f, ra.stride, 40),
+        f.var(ra.base).name,
+        ra.row_shown,
+        conds.join(" and ")
+    );
+    RowPair::Modes(block_conc, inter_block, Some(note))
+}
+
+/// The condition under which a row's index stays in its row, in words
+/// (`0 <= `K` < `stride``), or `None` when both bounds are proven.
+fn row_condition(f: &Function, row: &Row, range: RowRange) -> Option<String> {
+    let s = short_text(f, row.stride, 40);
+    let Some(j) = row.j else {
+        return (!range.1).then(|| format!("`{s}` >= 1"));
+    };
+    let j = short_text(f, j, 60);
+    match range {
+        (true, true) => None,
+        (true, false) => Some(format!("`{j}` < `{s}`")),
+        (false, true) => Some(format!("`{j}` >= 0")),
+        (false, false) => Some(format!("0 <= `{j}` < `{s}`")),
+    }
 }
 
 /// The threads one tile or warp sync orders among themselves: a

@@ -668,22 +668,36 @@ impl Cx<'_> {
     /// result, counts included.
     fn filter_inputs(&mut self, rules: &[CRule]) {
         // Per relation: one conjunction per atom (None: an atom with no
-        // constant, so every row may match).
+        // constant and no joined restriction, so every row may match).
         let mut atoms: HashMap<RelId, Vec<Option<Vec<String>>>> = HashMap::new();
         let rels = &self.rels;
+        let schema = self.schema;
         for r in rules {
             visit_atoms(&r.body, &mut |rel, args| {
                 let Some(spec) = &rels[rel].input else { return };
-                let mut conj = Vec::new();
+                let mut conj = constant_conditions(spec, args);
                 for (i, a) in args.iter().enumerate() {
-                    let Some(a) = a else { continue };
-                    let lit = match &a.kind {
-                        CExprKind::Const(Const::Num(n)) => n.to_string(),
-                        CExprKind::Const(Const::Str(t)) => format!("'{}'", t.replace('\'', "''")),
-                        _ => continue,
+                    let Some(CExpr {
+                        kind: CExprKind::Var(v),
+                        ..
+                    }) = a
+                    else {
+                        continue;
                     };
-                    if let Some(col) = spec.columns.get(i) {
-                        conj.push(format!("{} = {lit}", super::schema::quote(col)));
+                    let Some(col) = spec.columns.get(i) else {
+                        continue;
+                    };
+                    // (issue 9, session 7) Semi-joins: a column bound to a
+                    // variable that positive atoms of the rule's body also
+                    // bind can only take their values (an aggregate's or a
+                    // negation's atom sees the rule's bindings too).
+                    // (One source: more `IN`s cost SQLite more than the
+                    // rows they save.)
+                    for src in var_sources(schema, rels, rules, &r.body, *v, rel, 0)
+                        .into_iter()
+                        .take(1)
+                    {
+                        conj.push(in_condition(schema, &spec.table, col, &src));
                     }
                 }
                 atoms
@@ -708,6 +722,153 @@ impl Cx<'_> {
             }
         }
     }
+}
+
+/// `column = constant` for each argument of an input atom that is an
+/// integer or string constant.
+fn constant_conditions(spec: &InputSpec, args: &[Option<CExpr>]) -> Vec<String> {
+    let mut conj = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let Some(a) = a else { continue };
+        let lit = match &a.kind {
+            CExprKind::Const(Const::Num(n)) => n.to_string(),
+            CExprKind::Const(Const::Str(t)) => format!("'{}'", t.replace('\'', "''")),
+            _ => continue,
+        };
+        if let Some(col) = spec.columns.get(i) {
+            conj.push(format!("{} = {lit}", super::schema::quote(col)));
+        }
+    }
+    conj
+}
+
+/// Depth of the search for a variable's source (through derived relations
+/// and the other columns of a source atom).
+const SOURCE_DEPTH: u32 = 3;
+
+/// Whether a source atom is itself restricted by the sources of its other
+/// variables (off: measured slower on the 8-copy store).
+const NESTED_SOURCES: bool = false;
+
+/// `col IN (src)`, and rows whose `col` is NULL when the column may hold
+/// one (a nil joins a nil in rules; `IN` never holds for NULL).
+fn in_condition(schema: &StoreSchema, table: &str, col: &str, src: &str) -> String {
+    let q = super::schema::quote(col);
+    let not_null = schema
+        .table(table)
+        .and_then(|t| t.columns.iter().find(|c| c.name == col))
+        .is_some_and(|c| c.not_null);
+    if not_null {
+        format!("{q} IN ({src})")
+    } else {
+        format!("({q} IN ({src}) OR {q} IS NULL)")
+    }
+}
+
+/// SQL queries each of whose rows sets include every value variable `v`
+/// can take in `body`: per positive atom of `body` that binds `v` (not of
+/// relation `not`, the atom being filtered), the column of an input atom
+/// restricted by its constants and by the sources of its other variables,
+/// or the key source of a derived relation's column. Empty when no
+/// positive atom restricts `v`.
+fn var_sources(
+    schema: &StoreSchema,
+    rels: &[RelInfo],
+    rules: &[CRule],
+    body: &[CLit],
+    v: usize,
+    not: RelId,
+    depth: u32,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if depth > SOURCE_DEPTH {
+        return out;
+    }
+    for l in body {
+        let CLit::Atom { rel, args, .. } = l else {
+            continue;
+        };
+        if *rel == not {
+            continue;
+        }
+        for (i, a) in args.iter().enumerate() {
+            if !matches!(a, Some(CExpr { kind: CExprKind::Var(w), .. }) if *w == v) {
+                continue;
+            }
+            let found = match &rels[*rel].input {
+                Some(spec) => {
+                    let mut conj = constant_conditions(spec, args);
+                    // Nested semi-joins made SQLite's plans slower than
+                    // the rows they saved: a source atom is restricted by
+                    // its constants only.
+                    let nested: &[Option<CExpr>] = if NESTED_SOURCES { args } else { &[] };
+                    for (k, b) in nested.iter().enumerate() {
+                        let Some(CExpr {
+                            kind: CExprKind::Var(w),
+                            ..
+                        }) = b
+                        else {
+                            continue;
+                        };
+                        if k == i || *w == v {
+                            continue;
+                        }
+                        let Some(col) = spec.columns.get(k) else {
+                            continue;
+                        };
+                        for src in var_sources(schema, rels, rules, body, *w, *rel, depth + 1) {
+                            conj.push(in_condition(schema, &spec.table, col, &src));
+                        }
+                    }
+                    match (conj.is_empty(), spec.columns.get(i)) {
+                        (false, Some(col)) => Some(format!(
+                            "SELECT {} FROM {} WHERE {}",
+                            super::schema::quote(col),
+                            super::schema::quote(&spec.table),
+                            conj.join(" AND ")
+                        )),
+                        _ => None,
+                    }
+                }
+                None => key_source(schema, rels, rules, *rel, i, depth + 1),
+            };
+            if let Some(src) = found
+                && !out.contains(&src)
+            {
+                out.push(src);
+            }
+        }
+    }
+    out
+}
+
+/// An SQL query whose rows include every value column `col` of derived
+/// relation `rel` can take: the union over its rules of a source of the
+/// variable each puts there. `None` when a rule's is not restricted.
+fn key_source(
+    schema: &StoreSchema,
+    rels: &[RelInfo],
+    rules: &[CRule],
+    rel: RelId,
+    col: usize,
+    depth: u32,
+) -> Option<String> {
+    if depth > SOURCE_DEPTH {
+        return None;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for r in rules.iter().filter(|r| r.head == rel) {
+        let CExprKind::Var(v) = r.head_args.get(col)?.kind else {
+            return None;
+        };
+        let src = var_sources(schema, rels, rules, &r.body, v, usize::MAX, depth + 1)
+            .into_iter()
+            .next()?;
+        if !parts.contains(&src) {
+            parts.push(src);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join(" UNION "))
 }
 
 /// `{name}` placeholders of a lint message (`{{` and `}}` are literal braces).

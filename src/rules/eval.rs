@@ -269,6 +269,8 @@ impl<'c> Session<'c> {
         if let Some(&i) = self.input_ids.get(spec) {
             return Ok(i);
         }
+        let started = std::time::Instant::now();
+        let before = self.rows_loaded;
         let mut rel = Relation::new(spec.columns.len());
         let mut conds: Vec<String> = Vec::new();
         if spec.table == "findings" {
@@ -321,6 +323,14 @@ impl<'c> Session<'c> {
                 self.rows_loaded += 1;
             }
         }
+        tracing::debug!(
+            table = %spec.table,
+            columns = spec.columns.len(),
+            rows = self.rows_loaded - before,
+            filtered = !spec.filter.is_empty(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "rule input loaded"
+        );
         let id = self.inputs.len();
         self.inputs.push(rel);
         self.input_ids.insert(spec.clone(), id);

@@ -54,6 +54,9 @@ pub struct Column {
     pub ty: Ty,
     /// The SQL declared type.
     pub sql_type: String,
+    /// Declared `NOT NULL` (or a primary key column).
+    #[serde(skip)]
+    pub not_null: bool,
 }
 
 /// One store table.
@@ -91,10 +94,13 @@ impl StoreSchema {
                 .query_map([], |r| {
                     let name: String = r.get(1)?;
                     let sql_type: String = r.get(2)?;
+                    let not_null: bool = r.get(3)?;
+                    let pk: i64 = r.get(5)?;
                     Ok(Column {
                         ty: Ty::of_sql(&sql_type),
                         name,
                         sql_type,
+                        not_null: not_null || pk > 0,
                     })
                 })?
                 .collect::<rusqlite::Result<_>>()

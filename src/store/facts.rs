@@ -64,8 +64,8 @@ pub(super) fn insert_fact_rows(
         let mut st = tx.prepare_cached(
             "INSERT INTO access_facts(function_id, access_index, line, col, array, space, is_write, \
              stride_x, stride_y, stride_z, const_offset, data_dependent, sectors_kind, sectors, \
-             sectors_with_offset, min_sectors, lines, bank_degree, single_thread) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             sectors_with_offset, min_sectors, lines, bank_degree, single_thread, traffic_share_permille) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
         )?;
         for (i, acc) in f.accesses.iter().enumerate() {
             let g = a.global.iter().find(|g| g.access == i);
@@ -110,6 +110,7 @@ pub(super) fn insert_fact_rows(
                 lines,
                 sh.and_then(|s| s.degree),
                 a.single_thread.contains(&acc.stmt.0),
+                g.and_then(|g| g.share_permille),
             ])?;
         }
     }

@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../schema/006_rule_facts.sql"),
     include_str!("../../schema/007_bounds.sql"),
     include_str!("../../schema/008_launch_args.sql"),
+    include_str!("../../schema/009_traffic_share.sql"),
 ];
 
 /// Prepared statements kept per connection (more than the writer's
