@@ -573,3 +573,16 @@ fn aggregated_and_grid_stride_atomics_say_what_accumulating_saves() {
         m(2)
     );
 }
+
+/// Scout audit 20261130 (systemWideAtomics): `*_system` atomics exist so
+/// that the host or a peer device sees each update as it happens (they
+/// update memory the CPU reads and writes concurrently); accumulating them
+/// in a register would change what the other side observes, so the rule
+/// does not advise it. The device-scope atomic of the same shape is still
+/// reported.
+#[test]
+fn system_scope_atomics_are_not_advised_to_accumulate() {
+    let got = rule_messages("atomics_system.cu", "global_atomic_in_loop");
+    let lines: Vec<u32> = got.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, vec![14], "{got:?}");
+}
