@@ -134,5 +134,16 @@ fn bound_of_the_group_base_keeps_the_run() {
     let d = divergent("masked_last");
     assert_eq!(d.len(), 1, "{d:#?}");
     assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
-    assert!(message(d[0]).contains("modulo `stride / 4`"), "{}", message(d[0]));
+    assert!(
+        message(d[0]).contains("modulo `stride / 4`"),
+        "{}",
+        message(d[0])
+    );
+}
+
+#[test]
+fn a_part_under_the_predication_threshold_is_a_note() {
+    let d = divergent("few_slots");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
 }

@@ -742,11 +742,17 @@ pub fn function_findings(
             Shape::TripSpread { spread, .. } => spread.parse::<u32>().is_ok_and(|k| k > 4),
             _ => false,
         };
+        // (session 7) A straight-line part under the predication threshold
+        // (`[cost] divergent_min_ops`, callees' bodies counted) costs the
+        // split warp a few issue slots, stated in the message: a note
+        // whatever the condition reads.
+        let tiny = bounded && w.calls == 0 && w.ops < a.cost.divergent_min_ops;
         let severity = if tail.is_none()
             && !b.in_expression
             && (memory || looping)
             && shape_warns
             && !short_data
+            && !tiny
         {
             Severity::Warning
         } else {

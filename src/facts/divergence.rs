@@ -989,6 +989,7 @@ fn boundary_guard(
 }
 
 /// The [`Shape`] of a divergent branch.
+#[allow(clippy::too_many_arguments)]
 fn shape(
     f: &Function,
     u: &Uniformity,
