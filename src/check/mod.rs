@@ -743,10 +743,12 @@ pub fn function_findings(
             _ => false,
         };
         // (session 7) A straight-line part under the predication threshold
-        // (`[cost] divergent_min_ops`, callees' bodies counted) costs the
-        // split warp a few issue slots, stated in the message: a note
-        // whatever the condition reads.
-        let tiny = bounded && w.calls == 0 && w.ops < a.cost.divergent_min_ops;
+        // (`[cost] divergent_min_ops`, callees' bodies counted) with at
+        // most one memory access costs the split warp a few issue slots,
+        // stated in the message: a note whatever the condition reads. (The
+        // interleaved reduction's `s[t] += s[t + k]`, three accesses, stays
+        // a warning.)
+        let tiny = bounded && w.calls == 0 && w.memory <= 1 && w.ops < a.cost.divergent_min_ops;
         let severity = if tail.is_none()
             && !b.in_expression
             && (memory || looping)
