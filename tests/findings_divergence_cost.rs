@@ -116,7 +116,8 @@ fn threshold_guards_split_at_most_one_warp_per_block() {
     assert_eq!(y["severity"], "note", "{y}");
     assert_eq!(y["facts"]["shape"]["one_warp_per"], "block");
     assert_eq!(x["severity"], "warning", "{x}");
-    assert_eq!(x["facts"]["shape"], "plain");
+    // (session 7) The message says why: every warp of the block splits.
+    assert_eq!(x["facts"]["shape"]["every_warp"], true, "{x}");
 }
 
 #[test]

@@ -239,6 +239,34 @@ fn divergence_message(
                  {what}{region} (cost: the divergent part in those warps only)"
             )
         }
+        // (session 7, audit 20261128 #3, #24, #27, #30) One clause per
+        // threshold test, each with the warps it can split.
+        Shape::Runs {
+            clauses,
+            every_warp,
+        } => {
+            let cost = if *every_warp {
+                "the divergent part, in every warp, with the idle lanes' share"
+            } else {
+                "the divergent part in the split warps only; every other warp is wholly on one side"
+            };
+            format!("{}, {what}{region} (cost: {cost})", clauses.join("; "))
+        }
+        // (session 7, audit 20261128 #53)
+        Shape::TripSpread {
+            bound,
+            spread,
+            wrap,
+            ..
+        } => {
+            let wrap = wrap.as_ref().map(|w| format!(", {w}")).unwrap_or_default();
+            format!(
+                "`{cond}`: the loop bound `{bound}` takes a few consecutive values across the \
+                 lanes of a warp, so their trip counts differ by at most {spread} \
+                 iteration(s){wrap}; the lanes with fewer iterations idle through the others' \
+                 extra ones{region} (cost: at most {spread} extra iteration(s) per warp)"
+            )
+        }
         _ => format!(
             "`{cond}` depends on {dims} and can differ between the threads of a warp, {what}{region}"
         ),
@@ -407,10 +435,27 @@ fn one_warp_unit(scope: &str, launch: &crate::facts::LaunchDims) -> bool {
 /// What a divergent branch's message adds about its cost (issue 8 audit,
 /// class 6): the estimated work of a straight-line divergent part, and
 /// whether the condition follows the data.
-fn work_clause(b: &crate::facts::divergence::BranchFact, tail: bool) -> String {
+fn work_clause(b: &crate::facts::divergence::BranchFact, tail: bool, short_ops: u32) -> String {
     let w = b.work;
     if tail || w.unbounded {
         return String::new();
+    }
+    // (session 7, audit 20261128 #26, #31) Register arithmetic only (the
+    // callees' bodies counted): a few instructions the compiler can
+    // predicate; the split costs the warp those issue slots, no more.
+    if w.calls == 0 && w.memory == 0 && w.ops < short_ops {
+        return format!(
+            " (divergent part: register arithmetic only, about {} operations in all, callees \
+             included: short enough to be predicated, so a split warp loses about {} issue \
+             slots){}",
+            w.ops,
+            w.ops,
+            if b.data_dependent {
+                "; the condition depends on values loaded per thread"
+            } else {
+                ""
+            }
+        );
     }
     let mut parts = vec![format!("about {} operations", w.ops)];
     if w.memory > 0 {
@@ -688,11 +733,28 @@ pub fn function_findings(
         // compiler could have predicated) and without calls.
         let short_data =
             bounded && b.data_dependent && w.calls == 0 && w.ops < 4 * a.cost.divergent_min_ops;
+        // (session 7) Contiguous-run guards are notes unless some test cuts
+        // every warp; a loop bound spread over a few values per warp is a
+        // note unless the spread is a known constant above 4.
+        let shape_warns = match &b.shape {
+            Shape::Plain => true,
+            Shape::Runs { every_warp, .. } => *every_warp,
+            Shape::TripSpread { spread, .. } => spread.parse::<u32>().is_ok_and(|k| k > 4),
+            _ => false,
+        };
+        // (session 7) A straight-line part under the predication threshold
+        // (`[cost] divergent_min_ops`, callees' bodies counted) with at
+        // most one memory access costs the split warp a few issue slots,
+        // stated in the message: a note whatever the condition reads. (The
+        // interleaved reduction's `s[t] += s[t + k]`, three accesses, stays
+        // a warning.)
+        let tiny = bounded && w.calls == 0 && w.memory <= 1 && w.ops < a.cost.divergent_min_ops;
         let severity = if tail.is_none()
             && !b.in_expression
             && (memory || looping)
-            && b.shape == Shape::Plain
+            && shape_warns
             && !short_data
+            && !tiny
         {
             Severity::Warning
         } else {
@@ -721,7 +783,7 @@ pub fn function_findings(
                 message: format!(
                     "{}{}",
                     divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
-                    work_clause(b, tail.is_some())
+                    work_clause(b, tail.is_some(), 4 * a.cost.divergent_min_ops)
                 ),
                 facts: serde_json::json!({
                     "condition": cond_text,
@@ -743,6 +805,10 @@ pub fn function_findings(
                         Shape::OneWarp { scope, tests } =>
                             serde_json::json!({"one_warp_per": scope, "tests": tests}),
                         Shape::EveryWarp => serde_json::json!("every_warp"),
+                        Shape::Runs { clauses, every_warp } =>
+                            serde_json::json!({"runs": clauses, "every_warp": every_warp}),
+                        Shape::TripSpread { spread, wrap, .. } =>
+                            serde_json::json!({"trip_spread": spread, "wraps": wrap.is_some()}),
                     },
                     "block_dims": a.launch.block,
                 }),

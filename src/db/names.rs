@@ -204,6 +204,8 @@ pub fn device_summary<'db>(db: &'db dyn Db, name: Name<'db>) -> Option<CalleeSum
                 form: if prev.form == s.form { prev.form } else { None },
                 block_barrier: prev.block_barrier || s.block_barrier,
                 ref_writes: prev.ref_writes | s.ref_writes,
+                // (session 7, divergence helper) the larger body estimate.
+                ops: prev.ops.zip(s.ops).map(|(a, b)| a.max(b)),
             },
         });
     }

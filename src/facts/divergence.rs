@@ -155,6 +155,32 @@ pub enum Shape {
     /// tile's `thread_rank()`): the index repeats in every warp, so every
     /// warp can split the same way (session 5 audit V10).
     EveryWarp,
+    /// (session 7, audit 20261128 #3, #24, #27, #30) Threshold tests whose
+    /// selected threads form contiguous runs the [`Shape::OneWarp`] form
+    /// does not cover: through a quotient or a local redefinition, an index
+    /// taken modulo a uniform amount, a column test on blocks narrower than
+    /// a warp. One clause per test says how many warps it can split.
+    Runs {
+        /// Per test: how its selected threads lie and which warps split.
+        clauses: Vec<String>,
+        /// Some test splits every warp of every block (a fixed subset of
+        /// each warp's lanes).
+        every_warp: bool,
+    },
+    /// (session 7, audit 20261128 #53) A loop whose bound is a quotient of
+    /// a linear thread index (`t <= (idx / nh) % T`): the lanes of a warp
+    /// see a few consecutive bounds, so their trip counts differ by at most
+    /// `spread` (text), except where the bound wraps around (`wrap`).
+    TripSpread {
+        /// The thread-varying bound, as written.
+        bound: String,
+        /// The most its value differs across the 32 lanes of a warp.
+        spread: String,
+        /// Where the bound wraps to 0 (`% T`), the clause saying how often.
+        wrap: Option<String>,
+        /// `spread` is a known constant of at most 4.
+        small: bool,
+    },
 }
 
 /// Classify every branch of `f`.
@@ -165,6 +191,7 @@ pub fn classify(
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
     loops: &LoopFacts,
+    callees: &super::Callees,
 ) -> Vec<BranchFact> {
     let mut out = Vec::new();
     for (s, c) in &r.branches {
@@ -177,6 +204,7 @@ pub fn classify(
             || lane_invariant(f, cx, cond)
             || super::lanes::warps_agree(f, cx, launch, cond, 32)
             || z_slices_are_warps(u, cond, launch)
+            || warp_uniform_value(f, u, launch, cond, 0)
             || (!in_expression && uniform_trip_count(f, u, cx, loops, stmt, cond))
         {
             BranchKind::WarpUniform
@@ -221,8 +249,8 @@ pub fn classify(
         };
         let (shape, work) = if matches!(kind, BranchKind::Divergent { .. }) {
             (
-                shape(f, u, cx, launch, stmt, cond, in_expression),
-                divergent_work(f, loops, stmt, cond, in_expression),
+                shape(f, u, cx, launch, stmt, cond, in_expression, callees),
+                divergent_work(f, loops, stmt, cond, in_expression, Some(callees)),
             )
         } else {
             (Shape::Plain, Work::default())
@@ -961,6 +989,7 @@ fn boundary_guard(
 }
 
 /// The [`Shape`] of a divergent branch.
+#[allow(clippy::too_many_arguments)]
 fn shape(
     f: &Function,
     u: &Uniformity,
@@ -969,6 +998,7 @@ fn shape(
     stmt: StmtId,
     cond: ExprId,
     in_expression: bool,
+    callees: &super::Callees,
 ) -> Shape {
     if in_expression {
         // `c ? a : b`, `c && b`, `c || b` with register-only operands.
@@ -991,7 +1021,7 @@ fn shape(
         return Shape::Plain;
     }
     let StmtKind::If { then, els, .. } = &f.stmt(stmt).kind else {
-        return Shape::Plain;
+        return trip_spread(f, u, cx, launch, cond).unwrap_or(Shape::Plain);
     };
     if group_leader(f, cx, launch, cond) {
         return Shape::GroupLeader;
@@ -1040,7 +1070,26 @@ fn shape(
         // splits every warp the same way, not one per block.
         Some(_) if mentions_lane_index(f, cond) => Shape::EveryWarp,
         Some((scope, tests)) if tests > 0 => Shape::OneWarp { scope, tests },
-        _ => Shape::Plain,
+        _ => {
+            let mut rc = RunCx {
+                f,
+                u,
+                cx,
+                launch,
+                at: stmt,
+                callees,
+                clauses: Vec::new(),
+                every_warp: false,
+            };
+            if rc.tests(cond, 0) && !rc.clauses.is_empty() {
+                Shape::Runs {
+                    clauses: rc.clauses,
+                    every_warp: rc.every_warp,
+                }
+            } else {
+                Shape::Plain
+            }
+        }
     }
 }
 
@@ -1403,6 +1452,7 @@ pub fn divergent_work(
     stmt: StmtId,
     cond: ExprId,
     in_expression: bool,
+    callees: Option<&super::Callees>,
 ) -> Work {
     // Values the condition loaded (by text) are reused by the sides.
     let mut reused = std::collections::BTreeSet::new();
@@ -1421,6 +1471,7 @@ pub fn divergent_work(
         work: Work::default(),
         returns_ok: false,
         switches: 0,
+        callees,
     };
     if in_expression {
         for e in &f.exprs {
@@ -1467,6 +1518,9 @@ struct WorkCx<'a> {
     /// `switch` statements inside the part enclosing the current statement
     /// (a `break` there stays inside).
     switches: u32,
+    /// (session 7) Summaries of the device functions called: a call of one
+    /// whose body is straight-line code counts its operations.
+    callees: Option<&'a super::Callees>,
 }
 
 impl WorkCx<'_> {
@@ -1728,8 +1782,17 @@ impl WorkCx<'_> {
                                 | "shfl_xor"
                         )
                     });
-                if !known {
-                    self.work.calls = self.work.calls.saturating_add(1);
+                // (session 7, audit 20261128 #31) A device function whose
+                // body is straight-line code: its operations, not a call of
+                // unknown work.
+                let body = self
+                    .callees
+                    .and_then(|c| c.get(callee.as_str()))
+                    .and_then(|s| s.ops);
+                match body {
+                    _ if known => {}
+                    Some(n) => self.work.ops = self.work.ops.saturating_add(n),
+                    None => self.work.calls = self.work.calls.saturating_add(1),
                 }
                 if let Some(r) = receiver {
                     self.address(*r);
@@ -2414,4 +2477,724 @@ fn static_member(f: &Function, e: ExprId) -> bool {
     f.exprs.iter().any(
         |x| matches!(&x.kind, ExprKind::Name(n) if n.ends_with(&suffix) && n.len() > suffix.len()),
     )
+}
+
+/// (issue 8, session 7, audit 20261128 #31) The operations of a device
+/// function's whole body, counted as a divergent part's ([`Work`]), when it
+/// is straight-line code: no loop (beyond none), barrier or call whose work
+/// is unknown (`callees` gives the callees' own estimates). A `return`
+/// ends the body here. `None` otherwise.
+pub fn body_ops(f: &Function, callees: &super::Callees) -> Option<u32> {
+    let body = f.body?;
+    let loops = LoopFacts::default();
+    let mut w = WorkCx {
+        f,
+        loops: &loops,
+        unrolled: Vec::new(),
+        reused: std::collections::BTreeSet::new(),
+        work: Work::default(),
+        returns_ok: true,
+        switches: 0,
+        callees: Some(callees),
+    };
+    w.stmt(body);
+    (!w.work.unbounded && w.work.calls == 0).then_some(w.work.ops)
+}
+
+/// (session 7, audit 20261128 #33) Whether the integer or boolean value `e`
+/// is the same in every lane of each warp, from the launch's known block
+/// width: `threadIdx.y` (and `.z`) when `blockDim.x` is a multiple of 32
+/// (each warp lies in one row), and a quotient `(a + threadIdx.x) / k` or
+/// shift `>> s` of the lane's position by a multiple of 32 (`warpSize`,
+/// `32`, `64`, `>> 5`) when `a` is a multiple of 32: a warp index. Sums,
+/// products and comparisons of such values and uniform ones are too.
+fn warp_uniform_value(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    e: ExprId,
+    depth: u32,
+) -> bool {
+    if u.is_uniform(e.0) {
+        return true;
+    }
+    let [bx, by, _] = launch.block;
+    let rows = bx.is_some_and(|x| x > 0 && x % 32 == 0);
+    if depth > 12 || !rows {
+        return false;
+    }
+    let rec = |x: ExprId| warp_uniform_value(f, u, launch, x, depth + 1);
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::Y | Dim::Z)) => {
+            // A z-slice holds blockDim.x · blockDim.y threads, a multiple
+            // of 32 as soon as each row is.
+            let _ = by;
+            true
+        }
+        ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus | UnOp::Neg | UnOp::Not, a) => rec(*a),
+        ExprKind::Var(v) => one_def(f, u, *v, e).is_some_and(rec),
+        ExprKind::Binary(BinOp::Div, a, k)
+            if super::barriers::const_value(f, *k).is_some_and(|k| k > 0 && k % 32 == 0)
+                && lane_plus_aligned(f, u, launch, *a, depth + 1) =>
+        {
+            true
+        }
+        ExprKind::Binary(BinOp::Shr, a, k)
+            if super::barriers::const_value(f, *k).is_some_and(|k| (5..63).contains(&k))
+                && lane_plus_aligned(f, u, launch, *a, depth + 1) =>
+        {
+            true
+        }
+        ExprKind::Binary(
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::Shl
+            | BinOp::Shr
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::Lt
+            | BinOp::Le
+            | BinOp::Gt
+            | BinOp::Ge
+            | BinOp::Eq
+            | BinOp::Ne
+            | BinOp::LogAnd
+            | BinOp::LogOr,
+            a,
+            b,
+        ) => rec(*a) && rec(*b),
+        _ => false,
+    }
+}
+
+/// The one definition of local `v` read at `use_`, when `v` has one
+/// ([`super::coop::var_definitions`]) and the use depends on the same
+/// thread dimensions as it: a write the front end does not see as an
+/// assignment (a call taking `v` by reference) makes them differ.
+fn one_def(f: &Function, u: &Uniformity, v: crate::ir::VarId, use_: ExprId) -> Option<ExprId> {
+    match super::coop::var_definitions(f, v).as_slice() {
+        [d] if u.expr_dims.get(use_.0 as usize) == u.expr_dims.get(d.0 as usize) => Some(*d),
+        _ => None,
+    }
+}
+
+/// Whether `e` reads a local that changes while the function runs (a loop
+/// counter, a variable assigned more than once or updated in place),
+/// following locals with one definition.
+fn loop_varying(f: &Function, e: ExprId, depth: u32) -> bool {
+    expr_mentions(f, e, &|k| match k {
+        ExprKind::Var(v) => {
+            f.vars
+                .get(v.0 as usize)
+                .is_some_and(|x| x.param_position.is_none())
+                && match super::coop::var_definitions(f, *v).as_slice() {
+                    [d] => depth < 4 && loop_varying(f, *d, depth + 1),
+                    _ => true,
+                }
+        }
+        _ => false,
+    })
+}
+
+/// `threadIdx.x` plus warp-uniform multiples of 32 (`blockIdx.x *
+/// blockDim.x` with `blockDim.x` a multiple of 32, `threadIdx.y *
+/// blockDim.x`, `64 * w`): the 32 lanes of a warp see 32 consecutive
+/// values starting at a multiple of 32. Only called when `blockDim.x` is a
+/// known multiple of 32.
+fn lane_plus_aligned(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    e: ExprId,
+    depth: u32,
+) -> bool {
+    if depth > 12 {
+        return false;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => true,
+        ExprKind::Cast(_, a) => lane_plus_aligned(f, u, launch, *a, depth + 1),
+        ExprKind::Var(v) => {
+            one_def(f, u, *v, e).is_some_and(|d| lane_plus_aligned(f, u, launch, d, depth + 1))
+        }
+        ExprKind::Binary(BinOp::Add, a, b) => {
+            (lane_plus_aligned(f, u, launch, *a, depth + 1)
+                && aligned32(f, u, launch, *b, depth + 1))
+                || (aligned32(f, u, launch, *a, depth + 1)
+                    && lane_plus_aligned(f, u, launch, *b, depth + 1))
+        }
+        _ => false,
+    }
+}
+
+/// A warp-uniform integer that is a multiple of 32 (see [`lane_plus_aligned`]).
+fn aligned32(f: &Function, u: &Uniformity, launch: &LaunchDims, e: ExprId, depth: u32) -> bool {
+    if depth > 12 {
+        return false;
+    }
+    if let Some(v) = super::barriers::const_value(f, e) {
+        return v % 32 == 0;
+    }
+    let rec = |x: ExprId| aligned32(f, u, launch, x, depth + 1);
+    let uniform = |x: ExprId| warp_uniform_value(f, u, launch, x, depth + 1);
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::BlockDim(Dim::X)) => {
+            launch.block[0].is_some_and(|x| x > 0 && x % 32 == 0)
+        }
+        ExprKind::Cast(_, a) => rec(*a),
+        ExprKind::Var(v) => one_def(f, u, *v, e).is_some_and(rec),
+        ExprKind::Binary(BinOp::Mul, a, b) => (rec(*a) && uniform(*b)) || (uniform(*a) && rec(*b)),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => rec(*a) && rec(*b),
+        ExprKind::Binary(BinOp::Shl, a, k) => {
+            super::barriers::const_value(f, *k).is_some_and(|k| (5..63).contains(&k)) && uniform(*a)
+        }
+        _ => false,
+    }
+}
+
+/// The value assigned to local `v` by the nearest assignment before the
+/// statement `at` in the blocks enclosing it, when that assignment is sure
+/// to reach `at`: no enclosing loop lies between them (a later assignment
+/// in the loop body could come round), and nothing else writes `v` in
+/// between. (session 7, audit #3: `i = (tid + offset) / n; if (i < m)` in
+/// a loop, `i` assigned elsewhere too.)
+fn local_definition(f: &Function, v: crate::ir::VarId, at: StmtId) -> Option<ExprId> {
+    if f.vars
+        .get(v.0 as usize)
+        .is_none_or(|x| x.param_position.is_some())
+    {
+        return None;
+    }
+    let parents = stmt_parents(f);
+    let mut cur = at;
+    let (def, from) = 'search: loop {
+        let p = (*parents.get(cur.0 as usize)?)?;
+        match &f.stmt(p).kind {
+            StmtKind::Block(children) => {
+                let idx = children.iter().position(|c| *c == cur)?;
+                for sib in children[..idx].iter().rev() {
+                    match &f.stmt(*sib).kind {
+                        StmtKind::Expr(e) => {
+                            if let ExprKind::Assign {
+                                op: None, lhs, rhs, ..
+                            } = &f.expr(*e).kind
+                                && matches!(f.expr(*lhs).kind, ExprKind::Var(x) if x == v)
+                            {
+                                break 'search (*rhs, *sib);
+                            }
+                        }
+                        StmtKind::Decl { var, init: Some(e) } if *var == v => {
+                            break 'search (*e, *sib);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. } => {
+                return None;
+            }
+            _ => {}
+        }
+        cur = p;
+    };
+    let start = |s: &crate::ir::Span| (s.line, s.col);
+    let (lo, hi) = (start(&f.stmt(from).span), start(&f.stmt(at).span));
+    let is_v = |e: ExprId| matches!(f.expr(e).kind, ExprKind::Var(x) if x == v);
+    let other_write = f.exprs.iter().any(|e| {
+        let here = start(&e.span);
+        here > lo
+            && here < hi
+            && match &e.kind {
+                ExprKind::Assign { lhs, .. } => is_v(*lhs),
+                ExprKind::IncDec { target, .. } => is_v(*target),
+                ExprKind::Unary(UnOp::AddrOf, x) => is_v(*x),
+                _ => false,
+            }
+    });
+    (!other_write).then_some(def)
+}
+
+/// (session 7) The thread-varying side of a threshold test, as far as the
+/// contiguous-run argument needs it: the affine form of the underlying
+/// linear index and, when the index is taken modulo a uniform amount
+/// (`x % m`, `x & (m - 1)`), that amount.
+struct RunIndex {
+    form: super::affine::Affine,
+    modulus: Option<ExprId>,
+    /// A uniform divisor applied before the modulus (`(i / d) % m`): each
+    /// group then holds `m·d` threads.
+    divisor: Option<ExprId>,
+}
+
+struct RunCx<'a> {
+    f: &'a Function,
+    u: &'a Uniformity,
+    cx: &'a AffineCx<'a>,
+    launch: &'a LaunchDims,
+    /// The statement holding the condition (for local definitions).
+    at: StmtId,
+    /// Summaries of called device functions (which depend on their
+    /// arguments only).
+    callees: &'a super::Callees,
+    clauses: Vec<String>,
+    every_warp: bool,
+}
+
+impl RunCx<'_> {
+    fn known(a: &super::affine::Affine) -> bool {
+        !a.is_invariant() && a.coef.iter().all(|c| !matches!(c, Coef::Unknown))
+    }
+
+    /// The [`RunIndex`] of `e`: its own affine form when known; through
+    /// casts, locals (one definition, or the one that reaches the test),
+    /// quotients and shifts by a uniform amount (monotone), `min`/`max`
+    /// clamps by a uniform value, and one modulus or mask by a uniform amount.
+    fn index(&self, e: ExprId, depth: u32) -> Option<RunIndex> {
+        let (f, cx) = (self.f, self.cx);
+        let own = cx.form(e);
+        if Self::known(&own) {
+            return Some(RunIndex {
+                form: own,
+                modulus: None,
+                divisor: None,
+            });
+        }
+        if own.is_invariant() || depth > 6 {
+            return None;
+        }
+        let invariant = |x: ExprId| cx.form(x).is_invariant() && self.u.is_uniform(x.0);
+        match &f.expr(e).kind {
+            ExprKind::Cast(_, a) => self.index(*a, depth + 1),
+            ExprKind::Var(v) => match super::coop::var_definitions(f, *v).as_slice() {
+                [_] => self.index(one_def(f, self.u, *v, e)?, depth + 1),
+                _ => self.index(local_definition(f, *v, self.at)?, depth + 1),
+            },
+            ExprKind::Binary(op @ (BinOp::Div | BinOp::Shr), a, b) if invariant(*b) => {
+                let inner = self.index(*a, depth + 1)?;
+                // Only a quotient (not a shift) is named as a divisor; one
+                // at most, and none after a modulus.
+                if inner.modulus.is_some() || inner.divisor.is_some() {
+                    return None;
+                }
+                Some(RunIndex {
+                    divisor: (*op == BinOp::Div).then_some(*b),
+                    ..inner
+                })
+            }
+            ExprKind::Binary(BinOp::Rem, a, m) if invariant(*m) => {
+                let inner = self.index(*a, depth + 1)?;
+                inner.modulus.is_none().then_some(RunIndex {
+                    modulus: Some(*m),
+                    ..inner
+                })
+            }
+            ExprKind::Binary(BinOp::BitAnd, a, b) => {
+                let mask_of = |x: ExprId| match &f.expr(x).kind {
+                    ExprKind::Binary(BinOp::Sub, m, one)
+                        if matches!(f.expr(*one).kind, ExprKind::Int(1)) && invariant(*m) =>
+                    {
+                        Some(*m)
+                    }
+                    _ => None,
+                };
+                let (x, m) = match (mask_of(*b), mask_of(*a)) {
+                    (Some(m), _) => (*a, m),
+                    (None, Some(m)) => (*b, m),
+                    _ => return None,
+                };
+                let inner = self.index(x, depth + 1)?;
+                (inner.modulus.is_none() && inner.divisor.is_none()).then_some(RunIndex {
+                    modulus: Some(m),
+                    ..inner
+                })
+            }
+            ExprKind::Call {
+                callee,
+                receiver: None,
+                args,
+            } if args.len() == 2
+                && matches!(
+                    callee.trim_start_matches("::").trim_start_matches("std::"),
+                    "max" | "min" | "umax" | "umin"
+                ) =>
+            {
+                if invariant(args[0]) {
+                    self.index(args[1], depth + 1)
+                } else if invariant(args[1]) {
+                    self.index(args[0], depth + 1)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `e` is the same in every thread of each aligned group of
+    /// `m` (text) consecutive threads: uniform values, a group's base `x -
+    /// (x & (m - 1))`, and arithmetic and calls (of functions that read
+    /// no thread index themselves) on those.
+    fn group_const(&self, e: ExprId, m: &str, depth: u32) -> bool {
+        let f = self.f;
+        if self.u.is_uniform(e.0) {
+            return true;
+        }
+        if depth > 10 {
+            return false;
+        }
+        let rec = |x: ExprId| self.group_const(x, m, depth + 1);
+        let masked = |x: ExprId, y: ExprId| -> bool {
+            let y = match &f.expr(y).kind {
+                ExprKind::Var(v) => one_def(f, self.u, *v, y).unwrap_or(y),
+                _ => y,
+            };
+            match &f.expr(y).kind {
+                ExprKind::Binary(BinOp::BitAnd, p, q) => {
+                    let mask = |z: ExprId| match &f.expr(z).kind {
+                        ExprKind::Binary(BinOp::Sub, k, one) => {
+                            matches!(f.expr(*one).kind, ExprKind::Int(1)) && f.expr_text(*k) == m
+                        }
+                        _ => false,
+                    };
+                    let xt = f.expr_text(x);
+                    (mask(*q) && f.expr_text(*p) == xt) || (mask(*p) && f.expr_text(*q) == xt)
+                }
+                _ => false,
+            }
+        };
+        match &f.expr(e).kind {
+            ExprKind::Cast(_, a) => rec(*a),
+            ExprKind::Var(v) => one_def(f, self.u, *v, e).is_some_and(rec),
+            ExprKind::Binary(BinOp::Sub, x, y) if masked(*x, *y) => true,
+            ExprKind::Binary(_, a, b) => rec(*a) && rec(*b),
+            ExprKind::Unary(UnOp::Neg | UnOp::Plus | UnOp::Not, a) => rec(*a),
+            ExprKind::Call {
+                callee,
+                receiver: None,
+                args,
+            } => {
+                (matches!(callee.as_str(), "min" | "max" | "umin" | "umax")
+                    || self
+                        .callees
+                        .get(callee.as_str())
+                        .is_some_and(|s| s.dims == 0))
+                    && args.iter().all(|a| rec(*a))
+            }
+            _ => false,
+        }
+    }
+
+    /// Collects one clause per threshold test of `c` (combined by `&&`,
+    /// `||`, `!`; uniform and warp-uniform parts add none); `false` when
+    /// some part is not such a test.
+    fn tests(&mut self, c: ExprId, depth: u32) -> bool {
+        let (f, u, launch) = (self.f, self.u, self.launch);
+        if u.is_uniform(c.0)
+            || warp_uniform(f, u, c, launch)
+            || warp_uniform_value(f, u, launch, c, 0)
+        {
+            return true;
+        }
+        if depth > 8 {
+            return false;
+        }
+        match &f.expr(c).kind {
+            ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+                self.tests(*a, depth + 1) && self.tests(*b, depth + 1)
+            }
+            ExprKind::Unary(UnOp::Not, a) => self.tests(*a, depth + 1),
+            ExprKind::Binary(
+                op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+                a,
+                b,
+            ) => {
+                let (ia, ib) = (u.is_uniform(a.0), u.is_uniform(b.0));
+                let side = match (ia, ib) {
+                    (false, true) => *a,
+                    (true, false) => *b,
+                    // (session 7, audit #24) `i < bound(pos - i)` with `i =
+                    // pos & (m - 1)`: the bound is the same in each group of
+                    // `m` threads, where the test selects one run.
+                    (false, false) => {
+                        let grouped = |x: ExprId, y: ExprId| {
+                            self.index(x, 0).filter(|ix| {
+                                ix.divisor.is_none()
+                                    && ix
+                                        .modulus
+                                        .is_some_and(|m| self.group_const(y, &f.expr_text(m), 0))
+                            })
+                        };
+                        let Some(ix) = grouped(*a, *b).or_else(|| grouped(*b, *a)) else {
+                            return false;
+                        };
+                        let ends = if matches!(op, BinOp::Eq | BinOp::Ne) {
+                            2
+                        } else {
+                            1
+                        };
+                        if ends == 2 {
+                            return false;
+                        }
+                        return self.clause(c, *a, *b, &ix, ends);
+                    }
+                    _ => return false,
+                };
+                let Some(ix) = self.index(side, 0) else {
+                    return false;
+                };
+                let ends = if matches!(op, BinOp::Eq | BinOp::Ne) {
+                    2
+                } else {
+                    1
+                };
+                // `i % m == k` selects one value in every group: a strided
+                // pick, not a run (`tid % (2 * s) == 0`).
+                if ix.modulus.is_some() && ends == 2 {
+                    return false;
+                }
+                self.clause(c, *a, *b, &ix, ends)
+            }
+            _ => false,
+        }
+    }
+
+    fn clause(&mut self, c: ExprId, a: ExprId, b: ExprId, ix: &RunIndex, ends: u32) -> bool {
+        let (f, launch) = (self.f, self.launch);
+        let text = f.expr_text(c);
+        let warps = |n: u32| {
+            if n == 1 {
+                "at most one warp".to_string()
+            } else {
+                format!("at most {n} warps")
+            }
+        };
+        if let Some(m) = ix.modulus {
+            // Only a unit step in the linear thread index keeps each group
+            // of `m` consecutive values one group of `m` consecutive threads.
+            let unit_x = matches!(ix.form.coef[0], Coef::Int(1) | Coef::Int(-1))
+                && ix.form.coef[1].is_zero()
+                && ix.form.coef[2].is_zero()
+                && (launch.block[1] == Some(1) && launch.block[2] == Some(1)
+                    || launch.block[0].is_some_and(|x| x % 32 == 0));
+            if !unit_x {
+                return false;
+            }
+            let group = match ix.divisor {
+                Some(d) => format!("`{}`·`{}`", f.expr_text(m), f.expr_text(d)),
+                None => format!("`{}`", f.expr_text(m)),
+            };
+            let small = self
+                .cx
+                .form(m)
+                .values
+                .as_ref()
+                .and_then(|v| v.first().copied());
+            match super::barriers::const_value(f, m).filter(|_| ix.divisor.is_none()) {
+                Some(v) if v <= 32 => {
+                    self.every_warp = true;
+                    self.clauses.push(format!(
+                        "`{text}` tests an index that repeats every {v} threads, so every warp \
+                         can split the same way"
+                    ));
+                }
+                Some(v) => self.clauses.push(format!(
+                    "`{text}` tests an index taken modulo {v}: within each group of {v} \
+                     consecutive threads the selected ones are one contiguous run, so it splits \
+                     {} per {v} threads",
+                    warps(ends)
+                )),
+                _ if ix.divisor.is_none()
+                    && (small.is_some_and(|v| v < 32)
+                        || (small.is_none() && loop_varying(f, m, 0))) =>
+                {
+                    // The modulus changes while the kernel runs (a loop
+                    // counter), through values below a warp: then every
+                    // warp splits.
+                    self.every_warp = true;
+                    self.clauses.push(format!(
+                        "`{text}` tests an index taken modulo {group}, which changes as the \
+                         kernel runs: within each group of {group} consecutive threads the \
+                         selected ones are one contiguous run, so it splits {} per group while \
+                         the group holds at least 32 threads, but every warp while it holds fewer",
+                        warps(ends)
+                    ));
+                }
+                _ => self.clauses.push(format!(
+                    "`{text}` tests an index taken modulo {group}: within each group of {group} \
+                     consecutive threads the selected ones are one contiguous run, so it splits \
+                     {} per group when the group holds at least 32 threads (every warp can split \
+                     when it holds fewer)",
+                    warps(ends)
+                )),
+            }
+            return true;
+        }
+        if let Some(scope) = monotone_scope(&ix.form, launch) {
+            self.clauses.push(format!(
+                "`{text}` selects one contiguous run of threads (its index grows with the \
+                 lane's position), so it splits {} per {scope}",
+                warps(ends)
+            ));
+            return true;
+        }
+        // A column test on blocks narrower than a warp: each warp spans
+        // 32 / bx whole rows, and every row is cut at the same column.
+        let [bx, _, _] = launch.block;
+        let Some(bx) = bx.filter(|x| *x < 32 && 32 % *x == 0) else {
+            return false;
+        };
+        let only_x =
+            !ix.form.coef[0].is_zero() && ix.form.coef[1].is_zero() && ix.form.coef[2].is_zero();
+        if !only_x {
+            return false;
+        }
+        let rows = 32 / bx;
+        let ExprKind::Binary(op, _, _) = &f.expr(c).kind else {
+            return false;
+        };
+        let op = *op;
+        let row_hits: Option<Vec<bool>> = (0..i64::from(bx))
+            .map(|x| {
+                let t = [x, 0, 0];
+                let va = super::lanes::thread_value(f, a, launch, t)?;
+                let vb = super::lanes::thread_value(f, b, launch, t)?;
+                Some(match op {
+                    BinOp::Lt => va < vb,
+                    BinOp::Le => va <= vb,
+                    BinOp::Gt => va > vb,
+                    BinOp::Ge => va >= vb,
+                    BinOp::Eq => va == vb,
+                    _ => va != vb,
+                })
+            })
+            .collect();
+        if let Some(hits) = row_hits {
+            let k = hits.iter().filter(|h| **h).count() as u32;
+            if k == 0 || k == bx {
+                // The same in every thread of the block: no split.
+                return true;
+            }
+            self.every_warp = true;
+            self.clauses.push(format!(
+                "`{text}` holds for {k} of the {bx} threads of every row, so in every warp \
+                 ({rows} rows of {bx}) {} of the 32 lanes run the part and the others idle: a \
+                 fixed subset of the threads by construction, costing the idle lanes' share of \
+                 the part in every warp",
+                k * rows
+            ));
+            return true;
+        }
+        // The x range advances by whole blocks (a block index times the
+        // block width): only the blocks at the edge of the range straddle.
+        let tiled = ix.form.grid_offset
+            || expr_mentions(f, c, &|k| match k {
+                ExprKind::Binary(BinOp::Mul, p, q) => [*p, *q].iter().any(|x| {
+                    matches!(
+                        f.expr(*x).kind,
+                        ExprKind::Builtin(Builtin::BlockDim(Dim::X) | Builtin::BlockIdx(Dim::X))
+                    )
+                }),
+                _ => false,
+            });
+        if tiled {
+            self.clauses.push(format!(
+                "`{text}` cuts every row of {bx} threads at the same column; a warp spans {rows} \
+                 rows, so warps split only in a block whose x range straddles the bound, where \
+                 every warp does (the x range advances by whole blocks, so only the blocks at \
+                 its edge do)"
+            ));
+        } else {
+            self.every_warp = true;
+            self.clauses.push(format!(
+                "`{text}` cuts every row of {bx} threads at the same column; a warp spans {rows} \
+                 rows, so in every block whose x range straddles the bound every warp splits"
+            ));
+        }
+        true
+    }
+}
+
+/// (session 7, audit 20261128 #53) For a loop condition `i OP B` (`i`
+/// uniform) whose bound `B` is `(L / d) % T` or `L / d` with `L` a linear
+/// thread index (one contiguous run of values per warp) and `d` uniform:
+/// the 32 lanes of a warp see at most ⌈31/d⌉ + 1 consecutive values of
+/// `L / d`, so their trip counts differ by at most ⌈31/d⌉ — except where
+/// `% T` wraps to 0.
+fn trip_spread(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    cond: ExprId,
+) -> Option<Shape> {
+    let ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) = &f.expr(cond).kind
+    else {
+        return None;
+    };
+    let bound = match (u.is_uniform(a.0), u.is_uniform(b.0)) {
+        (true, false) => *b,
+        (false, true) => *a,
+        _ => return None,
+    };
+    let strip = |mut e: ExprId| {
+        for _ in 0..6 {
+            match &f.expr(e).kind {
+                ExprKind::Cast(_, x) => e = *x,
+                ExprKind::Var(v) => match one_def(f, u, *v, e) {
+                    Some(d) => e = d,
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        e
+    };
+    let uniform = |x: ExprId| u.is_uniform(x.0) && cx.form(x).is_invariant();
+    let mut e = strip(bound);
+    let mut wrap = None;
+    if let ExprKind::Binary(BinOp::Rem, x, t) = &f.expr(e).kind
+        && uniform(*t)
+    {
+        wrap = Some((*t, *x));
+        e = strip(*x);
+    }
+    let ExprKind::Binary(BinOp::Div, l, d) = &f.expr(e).kind else {
+        return None;
+    };
+    if !uniform(*d) {
+        return None;
+    }
+    let form = cx.form(*l);
+    let unit =
+        matches!(form.coef[0], Coef::Int(1)) && form.coef[1].is_zero() && form.coef[2].is_zero();
+    if !unit || monotone_scope(&form, launch).is_none() {
+        return None;
+    }
+    let dt = f.expr_text(*d);
+    let (spread, small) = match super::barriers::const_value(f, *d) {
+        Some(k) if k > 0 => {
+            let s = ceil_div(31, k);
+            (s.to_string(), s <= 4)
+        }
+        Some(_) => return None,
+        None => (format!("⌈31/`{dt}`⌉"), false),
+    };
+    let wrap = wrap.map(|(t, x)| {
+        let tt = f.expr_text(t);
+        format!(
+            "except in a warp where `{}` crosses a multiple of `{tt}` (once every `{tt}`·`{dt}` \
+             threads), where the bound wraps around to 0",
+            f.expr_text(x)
+        )
+    });
+    Some(Shape::TripSpread {
+        bound: f.expr_text(bound),
+        spread,
+        wrap,
+        small,
+    })
 }

@@ -238,7 +238,7 @@ impl Analysis {
             cost,
         );
         let call_args = args::call_args(f, &uniformity, &cx, params, &active, &launch);
-        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops)
+        let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops, callees)
             .into_iter()
             .map(|b| divergence::in_single_lane(b, params.single_lane || params.single_thread))
             .collect();
@@ -307,6 +307,12 @@ pub struct CalleeSummary {
     /// function assigns, so the caller's variable passed there is
     /// redefined by the call.
     pub ref_writes: u64,
+    /// (issue 8, session 7) The operations its body runs when it is
+    /// straight-line code (no loop, barrier, jump out or call of unknown
+    /// work; [`divergence::body_ops`]), for the cost of a caller's
+    /// divergent part; `None` otherwise.
+    #[serde(default)]
+    pub ops: Option<u32>,
 }
 
 /// Summarise a device function for its callers.
@@ -357,6 +363,7 @@ pub fn summarize_callee(f: &Function, callees: &Callees) -> CalleeSummary {
         }
     }
     CalleeSummary {
+        ops: divergence::body_ops(f, callees),
         ref_writes,
         dims,
         form: if forms_ok { form } else { None },
