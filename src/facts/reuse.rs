@@ -496,6 +496,16 @@ fn split_const(
                 let (b, k) = split_const(f, *r, defs, vars, depth);
                 return (b, k.saturating_add(v));
             }
+            // (session 7) A constant nested in the right operand: `*(p + a
+            // + x * 3 + 1)` lowers its index as `a + (x * 3 + 1)`.
+            // Both `… + x * 3 + 0` and `… + x * 3 + 1` key on `… + x * 3`.
+            if *op == BinOp::Add {
+                let (rb, rk) = split_const(f, *r, defs, vars, depth);
+                if rk != 0 || rb != f.expr_text(*r) {
+                    let (lb, lk) = split_const(f, *l, defs, vars, depth);
+                    return (format!("{lb} + {rb}"), lk.saturating_add(rk));
+                }
+            }
             (f.expr_text(e), 0)
         }
         ExprKind::Cast(_, x) => split_const(f, *x, defs, vars, depth),
