@@ -139,7 +139,13 @@ pub fn shared_costs(
             // (session 7) Only the row stride is unknown: each row's lanes
             // are exact (y fixed), and a bank serves at most the sum of
             // what each row puts on it.
-            if up_to && up_to_rows_only && let Some(xs) = &choices[0] {
+            // With blockDim.x unknown the rows' width is unknown too (a
+            // row may be a single lane): the plain bound below.
+            if up_to
+                && up_to_rows_only
+                && launch.block[0].is_some()
+                && let Some(xs) = &choices[0]
+            {
                 let row_ids: std::collections::BTreeSet<i64> = lanes.iter().map(|l| l.1).collect();
                 let mut d = 0u32;
                 for r in &row_ids {
@@ -199,7 +205,8 @@ pub fn shared_costs(
             conflicts: Some(conflicts),
             up_to,
             symbolic,
-            rows: (up_to && up_to_rows_only && choices[0].is_some()).then(|| {
+            rows: (up_to && up_to_rows_only && launch.block[0].is_some() && choices[0].is_some())
+                .then(|| {
                 let rows = |w: &[(i64, i64)]| {
                     w.iter()
                         .map(|l| l.1)
