@@ -94,3 +94,13 @@ fn a_runtime_row_pitch_bounds_bank_conflicts_by_the_rows() {
         assert!(f["facts"]["rows"].is_null(), "{f:#?}");
     }
 }
+
+#[test]
+fn warp_votes_do_not_split_a_record() {
+    let all = findings();
+    let g = common::global_in(&all, "flags_around_votes");
+    assert!(g.is_empty(), "{g:#?}");
+    // Control: a block barrier does.
+    let c = common::global_in(&all, "flags_around_barrier");
+    assert_eq!(c.len(), 2, "{c:#?}");
+}

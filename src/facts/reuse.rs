@@ -250,7 +250,7 @@ impl Walk<'_> {
                         if c.starts_with("atomic") {
                             mem_write = true;
                         }
-                        if c.contains("sync") || c.contains("fence") {
+                        if (c.contains("sync") && !warp_collective(&c)) || c.contains("fence") {
                             barrier = true;
                         }
                         for a in &f.accesses {
@@ -398,6 +398,16 @@ fn stmt_exprs(f: &Function, s: StmtId) -> Vec<ExprId> {
         StmtKind::Case(e) => e.iter().copied().collect(),
         _ => Vec::new(),
     }
+}
+
+/// (session 7) Warp votes, shuffles and matches (`__any_sync`,
+/// `__shfl_down_sync`, …) exchange registers, not memory: no barrier or
+/// fence for the accesses around them. `__syncwarp` is one.
+fn warp_collective(callee: &str) -> bool {
+    let c = callee.trim_start_matches('_');
+    ["any_sync", "all_sync", "ballot_sync", "uni_sync", "shfl", "match_", "reduce_"]
+        .iter()
+        .any(|p| c.starts_with(p))
 }
 
 /// Whether `e` passes the pointer `v` itself (not a value read through it).
