@@ -27,10 +27,7 @@ fn rows_of_multi_element_pixels_are_not_blamed_on_the_rows() {
     let all = findings();
     let r = common::global_in(&all, "rgba_rows");
     // The four writes are one 16-byte pixel per lane: not reported.
-    assert!(
-        r.iter().all(|f| f["facts"]["access"] == "read"),
-        "{r:#?}"
-    );
+    assert!(r.iter().all(|f| f["facts"]["access"] == "read"), "{r:#?}");
     assert_eq!(r.len(), 1, "{r:#?}");
     let m = message(r[0]);
     assert_eq!(r[0]["rule"], "uncoalesced-global", "{r:#?}");
@@ -42,7 +39,10 @@ fn rows_of_multi_element_pixels_are_not_blamed_on_the_rows() {
     assert!(m.contains("16 B apart"), "{m}");
     // The byte pitch counts floats after the cast: `(pitch)/4`.
     assert!(m.contains("`(pitch)/4` is a multiple of 8"), "{m}");
-    assert!(m.contains("stride 4 element(s) of 4 B per threadIdx.x"), "{m}");
+    assert!(
+        m.contains("stride 4 element(s) of 4 B per threadIdx.x"),
+        "{m}"
+    );
     // Control: runs of 16 B (rows of 4 lanes) are shorter than a sector.
     let n = common::global_in(&all, "narrow_pixel_rows");
     assert_eq!(n.len(), 2, "{n:#?}");

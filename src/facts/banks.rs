@@ -149,7 +149,8 @@ pub fn shared_costs(
                 let row_ids: std::collections::BTreeSet<i64> = lanes.iter().map(|l| l.1).collect();
                 let mut d = 0u32;
                 for r in &row_ids {
-                    let row: Vec<(i64, i64)> = lanes.iter().copied().filter(|l| l.1 == *r).collect();
+                    let row: Vec<(i64, i64)> =
+                        lanes.iter().copied().filter(|l| l.1 == *r).collect();
                     let worst = xs
                         .iter()
                         .map(|cxk| cost.bank_wavefronts(ranges(*cxk, 0, &row)).0)
@@ -207,17 +208,17 @@ pub fn shared_costs(
             symbolic,
             rows: (up_to && up_to_rows_only && launch.block[0].is_some() && choices[0].is_some())
                 .then(|| {
-                let rows = |w: &[(i64, i64)]| {
-                    w.iter()
-                        .map(|l| l.1)
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .len() as u32
-                };
-                match active.warps(a.stmt) {
-                    Some(warps) => warps.iter().map(|w| rows(w)).max().unwrap_or(1),
-                    None => rows(&lanes),
-                }
-            }),
+                    let rows = |w: &[(i64, i64)]| {
+                        w.iter()
+                            .map(|l| l.1)
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len() as u32
+                    };
+                    match active.warps(a.stmt) {
+                        Some(warps) => warps.iter().map(|w| rows(w)).max().unwrap_or(1),
+                        None => rows(&lanes),
+                    }
+                }),
         });
     }
     out

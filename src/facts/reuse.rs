@@ -405,9 +405,17 @@ fn stmt_exprs(f: &Function, s: StmtId) -> Vec<ExprId> {
 /// fence for the accesses around them. `__syncwarp` is one.
 fn warp_collective(callee: &str) -> bool {
     let c = callee.trim_start_matches('_');
-    ["any_sync", "all_sync", "ballot_sync", "uni_sync", "shfl", "match_", "reduce_"]
-        .iter()
-        .any(|p| c.starts_with(p))
+    [
+        "any_sync",
+        "all_sync",
+        "ballot_sync",
+        "uni_sync",
+        "shfl",
+        "match_",
+        "reduce_",
+    ]
+    .iter()
+    .any(|p| c.starts_with(p))
 }
 
 /// Whether `e` passes the pointer `v` itself (not a value read through it).
