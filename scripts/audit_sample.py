@@ -6,6 +6,7 @@ Usage:
   scripts/audit_sample.py sync                        # every race / barrier finding
   scripts/audit_sample.py counts                      # findings per corpus and rule
 Options: --bin target/release/cudalog  --corpora /work/corpora  --cache DIR
+         --rules R1,R2 (sample only these rules' findings)
          (reuse the JSON of an earlier run in DIR instead of running check)
 
 `check DIR --db /tmp/X.db --format json` runs once per corpus with a fresh
@@ -95,8 +96,12 @@ def main():
     ap.add_argument("--cache")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--rules", help="comma-separated rules to keep (default: all)")
     a = ap.parse_args()
     found = run(a.bin, a.corpora, a.cache)
+    if a.rules:
+        keep = set(a.rules.split(","))
+        found = {k: [f for f in v if f["rule"] in keep] for k, v in found.items()}
     if a.mode == "counts":
         for name, _ in CORPORA:
             c = collections.Counter((f["rule"], f["severity"]) for f in found[name])

@@ -828,11 +828,24 @@ pub fn function_findings(
         let (line, col) = abs(&acc.span);
         let rw = if acc.is_write { "write" } else { "read" };
         let stride = match (&sc.symbolic, sc.word_stride) {
+            // (session 7) Only the stride between the warp's rows is
+            // unknown: the bound is the rows' own degrees added up.
+            (Some(sym), _) if sc.rows.is_some_and(|r| r > 1) => format!(
+                "the warp spans {} rows {sym} elements apart: the rows conflict with each other \
+                 only when that row stride puts them on the same banks (a multiple of {nb} words \
+                 does for every lane), so at most the rows' own degrees added up",
+                sc.rows.unwrap_or(1),
+                nb = a.cost.banks
+            ),
             (Some(sym), _) => format!("symbolic stride factor {sym}"),
             (None, Some(s)) => format!("word stride {s} between lanes"),
             _ => String::new(),
         };
-        let up_to = if sc.up_to { "up to a " } else { "" };
+        let (up_to, up_to_times) = if sc.up_to {
+            ("up to a ", "up to ")
+        } else {
+            ("", "")
+        };
         let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
         out.push(Finding {
             rule: "shared-bank-conflict".into(),
@@ -846,10 +859,8 @@ pub fn function_findings(
             function_key: key.clone(),
             message: format!(
                 "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
-                 the warp's access is replayed {}{degree} times",
-                acc.array,
-                acc.index_text,
-                if sc.up_to { "up to " } else { "" },
+                 the warp's access is replayed {up_to_times}{degree} times",
+                acc.array, acc.index_text
             ),
             facts: serde_json::json!({
                 "array": acc.array,
@@ -858,6 +869,7 @@ pub fn function_findings(
                 "degree": degree,
                 "up_to": sc.up_to,
                 "symbolic": sc.symbolic,
+                "rows": sc.rows,
                 "word_stride": sc.word_stride,
                 "block_dims": a.launch.block,
             }),
@@ -1083,18 +1095,29 @@ fn row_runs_clause(
     actual: u32,
     sb: u32,
 ) -> String {
-    let whole = format!(
-        "; the sectors fetched hold the whole elements the lanes read (the warp's {} rows of {} \
-         lanes are separate runs, but elements laid end to end would take as many)",
-        r.rows, r.lanes_per_row
-    );
+    let whole = match r.lane_stride_bytes {
+        // (session 7, audit #45) Records of several elements per lane.
+        Some(b) => format!(
+            "; the rows are not the cause: the warp's {} rows of {} lanes are separate runs, but \
+             one run of {} lanes {b} B apart would touch as many sectors",
+            r.rows,
+            r.lanes_per_row,
+            r.rows * r.lanes_per_row
+        ),
+        None => format!(
+            "; the sectors fetched hold the whole elements the lanes read (the warp's {} rows of \
+             {} lanes are separate runs, but elements laid end to end would take as many)",
+            r.rows, r.lanes_per_row
+        ),
+    };
     if actual <= aligned {
         return whole;
     }
     if r.offset_aligned {
         format!(
             "{whole}; each row starts on a {sb}-B sector boundary when `{}` is a multiple of {} \
-             and the array and row 0 are aligned; if `{}` is not a multiple of {}, up to {actual} sectors",
+             (rows a multiple of {sb} B apart) and the array and row 0 are aligned; if `{}` is \
+             not a multiple of {}, up to {actual} sectors",
             r.stride, r.multiple, r.stride, r.multiple
         )
     } else {

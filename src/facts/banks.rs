@@ -33,6 +33,12 @@ pub struct SharedAccessCost {
     pub up_to: bool,
     /// The symbolic stride factor (`2 * s`) and, when known, its values.
     pub symbolic: Option<String>,
+    /// (session 7) The symbolic factor of unknown value is the stride
+    /// between the warp's rows only (`s[ty * pitch + tx]`, blockDim.x <
+    /// 32): the most rows of one warp, whose own degrees add up to the
+    /// bound `degree` (each row's lanes are exact; only how the rows
+    /// overlap on the banks is unknown).
+    pub rows: Option<u32>,
 }
 
 /// Bank costs of every shared access outside single-thread regions.
@@ -72,6 +78,7 @@ pub fn shared_costs(
             conflicts: None,
             up_to: false,
             symbolic: None,
+            rows: None,
         };
         if a.indices.iter().any(|e| {
             u.expr_from_memory
@@ -90,6 +97,8 @@ pub fn shared_costs(
         // symbolic factor whose values are not known.
         let mut symbolic = None;
         let mut up_to = false;
+        // Whether the unknown factor is in the y coefficient only.
+        let mut up_to_rows_only = true;
         let mut choices: [Option<Vec<i64>>; 2] = [None, None];
         let mut bad = false;
         for (d, slot) in choices.iter_mut().enumerate() {
@@ -103,6 +112,7 @@ pub fn shared_costs(
                     None => {
                         symbolic = Some(format!("`{s}`"));
                         up_to = true;
+                        up_to_rows_only &= d == 1;
                     }
                 },
                 Coef::Unknown => bad = true,
@@ -126,6 +136,31 @@ pub fn shared_costs(
                 return Some((1, 0));
             }
             let one_row = lanes.iter().all(|l| l.1 == lanes[0].1);
+            // (session 7) Only the row stride is unknown: each row's lanes
+            // are exact (y fixed), and a bank serves at most the sum of
+            // what each row puts on it.
+            // With blockDim.x unknown the rows' width is unknown too (a
+            // row may be a single lane): the plain bound below.
+            if up_to
+                && up_to_rows_only
+                && launch.block[0].is_some()
+                && let Some(xs) = &choices[0]
+            {
+                let row_ids: std::collections::BTreeSet<i64> = lanes.iter().map(|l| l.1).collect();
+                let mut d = 0u32;
+                for r in &row_ids {
+                    let row: Vec<(i64, i64)> =
+                        lanes.iter().copied().filter(|l| l.1 == *r).collect();
+                    let worst = xs
+                        .iter()
+                        .map(|cxk| cost.bank_wavefronts(ranges(*cxk, 0, &row)).0)
+                        .max()
+                        .unwrap_or(1);
+                    d = d.saturating_add(worst);
+                }
+                let ideal = (lanes.len() as u32 * words_per_lane).div_ceil(cost.banks.max(1));
+                return Some((d, d.saturating_sub(ideal)));
+            }
             if up_to {
                 // A symbolic factor of unknown value: every active lane may
                 // hit the same bank with its own words.
@@ -171,6 +206,19 @@ pub fn shared_costs(
             conflicts: Some(conflicts),
             up_to,
             symbolic,
+            rows: (up_to && up_to_rows_only && launch.block[0].is_some() && choices[0].is_some())
+                .then(|| {
+                    let rows = |w: &[(i64, i64)]| {
+                        w.iter()
+                            .map(|l| l.1)
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len() as u32
+                    };
+                    match active.warps(a.stmt) {
+                        Some(warps) => warps.iter().map(|w| rows(w)).max().unwrap_or(1),
+                        None => rows(&lanes),
+                    }
+                }),
         });
     }
     out

@@ -115,6 +115,11 @@ pub struct RowRuns {
     /// Whether the index's constant offset keeps row 0's element start
     /// sector-aligned (else every row may straddle one more sector).
     pub offset_aligned: bool,
+    /// (session 7, audit #45) When the whole elements laid end to end
+    /// would take fewer sectors, but one run of the warp's lanes at their
+    /// x stride would not: that stride in bytes (each lane's record, a
+    /// 4-float pixel `(float*)(row) + 4 * x`). `None`: whole elements.
+    pub lane_stride_bytes: Option<i64>,
 }
 
 /// Lane coordinates (x, y) of the `warp` lanes of a full warp: consecutive
@@ -197,6 +202,7 @@ pub fn global_costs(
         chunk_loops(f)
     };
     let in_loop = enclosing_loops(f);
+    let defs = super::reuse::single_defs(f);
     let once = if per_instruction {
         BTreeSet::new()
     } else {
@@ -252,7 +258,7 @@ pub fn global_costs(
         // across the loop each lane uses its whole chunk of S elements.
         let mut chunk_note = None;
         let (form, elem, k, field) = if group.is_none() && k == elem {
-            match chunk_form(f, &chunks, a, &form) {
+            match chunk_form(f, &defs, &chunks, a, &form) {
                 Some(Chunk::Sized(form2, s)) if elem * s <= i64::from(cost.line_bytes) => {
                     (form2, elem * s, k * s, 0)
                 }
@@ -867,6 +873,7 @@ fn chunk_loops(f: &Function) -> std::collections::HashMap<u32, Vec<(crate::ir::V
 /// elements) keeps its per-iteration cost, the symbolic one with a note.
 fn chunk_form(
     f: &Function,
+    defs: &std::collections::HashMap<u32, ExprId>,
     loops: &std::collections::HashMap<u32, Vec<(crate::ir::VarId, ExprId)>>,
     a: &Access,
     form: &Affine,
@@ -875,12 +882,25 @@ fn chunk_form(
     let enclosing = loops.get(&a.stmt.0)?;
     let last = *a.indices.last()?;
     let mut addends = Vec::new();
-    let mut stack = vec![last];
-    while let Some(e) = stack.pop() {
+    // (session 7) A local holding a sum (`e = i * 4 + k; out[e]`) adds
+    // its addends (single definitions, a few levels deep).
+    let mut stack = vec![(last, 0u32)];
+    while let Some((e, depth)) = stack.pop() {
         match &f.expr(e).kind {
             ExprKind::Binary(BinOp::Add, l, r) => {
-                stack.push(*l);
-                stack.push(*r);
+                stack.push((*l, depth));
+                stack.push((*r, depth));
+            }
+            ExprKind::Var(v)
+                if depth < 3
+                    && !enclosing.iter().any(|(c, _)| c == v)
+                    && defs.get(&v.0).is_some_and(|d| {
+                        matches!(f.expr(*d).kind, ExprKind::Binary(BinOp::Add, _, _))
+                    }) =>
+            {
+                if let Some(d) = defs.get(&v.0) {
+                    stack.push((*d, depth + 1));
+                }
             }
             _ => addends.push(e),
         }
@@ -1130,7 +1150,23 @@ fn lane_cost(
         // reading part of each element is. The rows stay separate runs of
         // whole sectors when the row stride keeps their alignment.
         let packed = ((elem_bytes_total + sector - 1) / sector).max(1) as u32;
-        if aligned > min_sectors && aligned <= packed && !per_instruction {
+        // (session 7, audit #45) The same lanes laid out as one run (lane
+        // `l` at `l` × the x stride): `(T*)(base + y * pitch) + 4 * x` read
+        // by rows of 16 lanes needs as many sectors as one run of 32 lanes
+        // of 16-byte records would. The rows are a cause only when they
+        // need more than that (runs shorter than a sector).
+        let one_run = if ints[0] != 0 {
+            let s: BTreeSet<i64> = (0..n_lanes)
+                .flat_map(|l| {
+                    let off = ints[0] * l * elem + field;
+                    off.div_euclid(sector)..=(off + k - 1).div_euclid(sector)
+                })
+                .collect();
+            s.len() as u32
+        } else {
+            0
+        };
+        if aligned > min_sectors && aligned <= packed.max(one_run) && !per_instruction {
             let stride = match &form.coef[1] {
                 Coef::Sym(s) => s.clone(),
                 _ => String::new(),
@@ -1159,6 +1195,7 @@ fn lane_cost(
                     stride,
                     multiple,
                     offset_aligned,
+                    lane_stride_bytes: (aligned > packed).then_some(ints[0].abs() * elem),
                 }),
                 halo: false,
                 gather: Vec::new(),

@@ -250,7 +250,7 @@ impl Walk<'_> {
                         if c.starts_with("atomic") {
                             mem_write = true;
                         }
-                        if c.contains("sync") || c.contains("fence") {
+                        if (c.contains("sync") && !warp_collective(&c)) || c.contains("fence") {
                             barrier = true;
                         }
                         for a in &f.accesses {
@@ -400,6 +400,24 @@ fn stmt_exprs(f: &Function, s: StmtId) -> Vec<ExprId> {
     }
 }
 
+/// (session 7) Warp votes, shuffles and matches (`__any_sync`,
+/// `__shfl_down_sync`, …) exchange registers, not memory: no barrier or
+/// fence for the accesses around them. `__syncwarp` is one.
+fn warp_collective(callee: &str) -> bool {
+    let c = callee.trim_start_matches('_');
+    [
+        "any_sync",
+        "all_sync",
+        "ballot_sync",
+        "uni_sync",
+        "shfl",
+        "match_",
+        "reduce_",
+    ]
+    .iter()
+    .any(|p| c.starts_with(p))
+}
+
 /// Whether `e` passes the pointer `v` itself (not a value read through it).
 pub(crate) fn passes_pointer(f: &Function, e: ExprId, v: crate::ir::VarId) -> bool {
     use crate::ir::UnOp;
@@ -495,6 +513,16 @@ fn split_const(
             {
                 let (b, k) = split_const(f, *r, defs, vars, depth);
                 return (b, k.saturating_add(v));
+            }
+            // (session 7) A constant nested in the right operand: `*(p + a
+            // + x * 3 + 1)` lowers its index as `a + (x * 3 + 1)`.
+            // Both `… + x * 3 + 0` and `… + x * 3 + 1` key on `… + x * 3`.
+            if *op == BinOp::Add {
+                let (rb, rk) = split_const(f, *r, defs, vars, depth);
+                if rk != 0 || rb != f.expr_text(*r) {
+                    let (lb, lk) = split_const(f, *l, defs, vars, depth);
+                    return (format!("{lb} + {rb}"), lk.saturating_add(rk));
+                }
             }
             (f.expr_text(e), 0)
         }

@@ -164,6 +164,15 @@ mod ops {
         with(UNKNOWN, |t| t.candidate_id(e, x))
     }
 
+    /// A pointer's form in its new element units (unknown when they do
+    /// not divide).
+    pub fn rescale(e: u32, x: u32, from: u64, to: u64) -> u32 {
+        with(UNKNOWN, |t| match t.get(x).rescale(from, to) {
+            Some(a) => t.candidate(e, a),
+            None => UNKNOWN,
+        })
+    }
+
     pub fn same_coefs(x: u32, y: u32) -> bool {
         with(false, |t| t.get(x).coef == t.get(y).coef)
     }
@@ -180,6 +189,10 @@ mod program {
         pub struct Leaf(pub u32, pub u32);
         @input
         pub struct Same(pub u32, pub u32);
+        // (e, a, from, to): `e` is pointer `a` cast from `from`-byte to
+        // `to`-byte elements (session 7).
+        @input
+        pub struct Rescale(pub u32, pub u32, pub u64, pub u64);
         @input
         pub struct Op1(pub u32, pub u8, pub u32);
         @input
@@ -220,6 +233,7 @@ mod program {
         // joined with the inputs through their indices instead of every
         // round scanning an input (`Reaches` is large) in full.
         Form(e, g) <- Form(a, f), Same(e, a), let g = ops::candidate(e, f);
+        Form(e, g) <- Form(a, f), Rescale(e, a, from, to), let g = ops::rescale(e, f, from, to);
         Form(e, g) <- Form(a, f), Op1(e, op, a), let g = ops::unary(e, op, f);
         Form(e, g) <- Op2(e, op, a, b, uni), Form(a, x), Form(b, y),
             let g = ops::binary(e, op, x, y, a, b, uni);
@@ -429,7 +443,21 @@ fn run(
                     None => opaque(),
                 },
             ]),
-            ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus, a) => rt.extend([Same(e, a.0)]),
+            // (session 7, audit #45) A pointer cast to other element sizes
+            // (`(float *)(bytes + y * pitch)`): the offset in the new units.
+            ExprKind::Cast(t, a) => {
+                let to = match t {
+                    crate::ir::Type::Pointer(_) => t.element().and_then(crate::ir::Type::bytes),
+                    _ => None,
+                };
+                match (to, pointer_elem_bytes(f, *a, 0)) {
+                    (Some(to), Some(from)) if to != from && to > 0 && from > 0 => {
+                        rt.extend([Rescale(e, a.0, from, to)])
+                    }
+                    _ => rt.extend([Same(e, a.0)]),
+                }
+            }
+            ExprKind::Unary(UnOp::Plus, a) => rt.extend([Same(e, a.0)]),
             ExprKind::Unary(UnOp::Neg, a) => rt.extend([Op1(e, op::NEG, a.0)]),
             ExprKind::Binary(b, x, y) => match binop(*b) {
                 Some(o) => {
@@ -607,6 +635,29 @@ fn coop_form(f: &Function, e: ExprId, launch: &LaunchDims) -> Option<affine::Aff
         }
         (Group::Tile(n), "meta_group_rank") if n % 32 == 0 => Some(affine::invariant()),
         (Group::Tile(n), "size" | "num_threads") => Some(affine::constant(n)),
+        _ => None,
+    }
+}
+
+/// The element size of pointer expression `e` (`p`, `p + i`, `(T *)q`),
+/// when its type is known from a variable or a cast.
+fn pointer_elem_bytes(f: &Function, e: ExprId, depth: u32) -> Option<u64> {
+    use crate::ir::Type;
+    if depth > 8 {
+        return None;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => match &f.var(*v).ty {
+            t @ (Type::Pointer(_) | Type::Array(..)) => t.element().and_then(Type::bytes),
+            _ => None,
+        },
+        ExprKind::Cast(t @ Type::Pointer(_), _) => t.element().and_then(Type::bytes),
+        ExprKind::Cast(_, x) => pointer_elem_bytes(f, *x, depth + 1),
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b) => pointer_elem_bytes(f, *a, depth + 1)
+            .or_else(|| match f.expr(*a).kind {
+                ExprKind::Int(_) => pointer_elem_bytes(f, *b, depth + 1),
+                _ => None,
+            }),
         _ => None,
     }
 }
