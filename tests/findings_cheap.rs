@@ -66,7 +66,7 @@ fn calls_loops_and_early_returns_are_never_cheap() {
     let d = divergent(findings(), "calls_helper");
     assert_eq!(d.len(), 1, "{d:#?}");
     let m = d[0]["message"].as_str().unwrap();
-    assert!(m.contains("1 calls whose bodies are not counted"), "{m}");
+    assert!(m.contains("1 call whose body is not counted"), "{m}");
     let d = divergent(findings(), "loops_inside");
     assert!(
         d.iter()

@@ -462,7 +462,11 @@ fn work_clause(b: &crate::facts::divergence::BranchFact, tail: bool, short_ops: 
         parts.push(format!("{} memory accesses", w.memory));
     }
     if w.calls > 0 {
-        parts.push(format!("{} calls whose bodies are not counted", w.calls));
+        parts.push(if w.calls == 1 {
+            "1 call whose body is not counted".to_string()
+        } else {
+            format!("{} calls whose bodies are not counted", w.calls)
+        });
     }
     let data = if b.data_dependent {
         "; the condition depends on values loaded per thread, so how many warps split \
