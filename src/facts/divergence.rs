@@ -2520,27 +2520,33 @@ fn warp_uniform_value(
     }
     let [bx, by, _] = launch.block;
     let rows = bx.is_some_and(|x| x > 0 && x % 32 == 0);
-    if depth > 12 || !rows {
+    if depth > 12 {
         return false;
     }
     let rec = |x: ExprId| warp_uniform_value(f, u, launch, x, depth + 1);
     match &f.expr(e).kind {
-        ExprKind::Builtin(Builtin::ThreadIdx(Dim::Y | Dim::Z)) => {
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::Y | Dim::Z)) if rows => {
             // A z-slice holds blockDim.x · blockDim.y threads, a multiple
             // of 32 as soon as each row is.
             let _ = by;
             true
         }
+        ExprKind::Call { .. } => warp_collective_result(f, u, launch, e, depth),
         ExprKind::Cast(_, a) | ExprKind::Unary(UnOp::Plus | UnOp::Neg | UnOp::Not, a) => rec(*a),
-        ExprKind::Var(v) => one_def(f, u, *v, e).is_some_and(rec),
+        ExprKind::Var(v) => match one_def(f, u, *v, e) {
+            Some(d) => rec(d),
+            None => every_def(f, u, *v, e, depth).is_some_and(|defs| defs.into_iter().all(rec)),
+        },
         ExprKind::Binary(BinOp::Div, a, k)
-            if super::barriers::const_value(f, *k).is_some_and(|k| k > 0 && k % 32 == 0)
+            if rows
+                && super::barriers::const_value(f, *k).is_some_and(|k| k > 0 && k % 32 == 0)
                 && lane_plus_aligned(f, u, launch, *a, depth + 1) =>
         {
             true
         }
         ExprKind::Binary(BinOp::Shr, a, k)
-            if super::barriers::const_value(f, *k).is_some_and(|k| (5..63).contains(&k))
+            if rows
+                && super::barriers::const_value(f, *k).is_some_and(|k| (5..63).contains(&k))
                 && lane_plus_aligned(f, u, launch, *a, depth + 1) =>
         {
             true
@@ -2569,6 +2575,78 @@ fn warp_uniform_value(
         ) => rec(*a) && rec(*b),
         _ => false,
     }
+}
+
+/// (session 7, scout audit 20261130) Whether call `e` returns the same
+/// value in every lane of a warp, whatever the lanes pass: the warp votes
+/// (`__any_sync`, `__all_sync`, `__ballot_sync` and their legacy forms,
+/// cooperative groups' `any`/`all`/`ballot` on a tile of 32, or of a
+/// multiple of 32 lanes), the warp reductions (`__reduce_*_sync`), a
+/// broadcast `__shfl_sync(mask, v, lane)` from a warp-uniform lane with the
+/// full width, and the SM clock (`clock()`, `clock64()`: one instruction
+/// reads it for the whole warp).
+fn warp_collective_result(
+    f: &Function,
+    u: &Uniformity,
+    launch: &LaunchDims,
+    e: ExprId,
+    depth: u32,
+) -> bool {
+    let ExprKind::Call {
+        callee,
+        receiver,
+        args,
+    } = &f.expr(e).kind
+    else {
+        return false;
+    };
+    // A cast to a typedef name (`(clock_t)(a - b)`) reaches the IR as a
+    // call of `(clock_t)`.
+    if receiver.is_none() && callee.starts_with('(') && callee.ends_with(')') && args.len() == 1 {
+        return warp_uniform_value(f, u, launch, args[0], depth + 1);
+    }
+    let base = callee.rsplit("::").next().unwrap_or(callee);
+    if receiver.is_none() {
+        match base {
+            "clock" | "clock64" | "__any_sync" | "__all_sync" | "__ballot_sync" | "__any"
+            | "__all" | "__ballot" => return true,
+            _ if base.starts_with("__reduce_") && base.ends_with("_sync") => return true,
+            "__shfl_sync" if args.len() == 3 => {
+                return warp_uniform_value(f, u, launch, args[2], depth + 1);
+            }
+            _ => {}
+        }
+    }
+    match super::coop::group_call(f, e) {
+        Some(("any" | "all" | "ballot", g)) if receiver.is_some() => {
+            super::coop::group_size(f, g).is_some_and(|n| n > 0 && n % 32 == 0)
+        }
+        _ => false,
+    }
+}
+
+/// Every definition of local `v` read at `use_`, when it has several (at
+/// most four, looked through at shallow depth): a value assigned in a
+/// loop and before it. None when a write the front end does not see as
+/// an assignment may reach the use (its thread dependence is more than
+/// the definitions' together).
+fn every_def(
+    f: &Function,
+    u: &Uniformity,
+    v: crate::ir::VarId,
+    use_: ExprId,
+    depth: u32,
+) -> Option<Vec<ExprId>> {
+    if depth > 6 || f.vars.get(v.0 as usize)?.param_position.is_some() {
+        return None;
+    }
+    let defs = super::coop::var_definitions(f, v);
+    if defs.is_empty() || defs.len() > 4 {
+        return None;
+    }
+    let dims = |x: ExprId| u.expr_dims.get(x.0 as usize).copied().unwrap_or(0);
+    let joined = defs.iter().fold(0u8, |a, d| a | dims(*d));
+    (dims(use_) & !joined == 0).then_some(defs)
 }
 
 /// The one definition of local `v` read at `use_`, when `v` has one
