@@ -982,10 +982,39 @@ fn boundary_guard(
                 .count()
                 == 1;
             let others_zero = t.coef.iter().filter(|c| c.is_zero()).count() == 2;
-            unit && others_zero && t.grid_offset
+            (unit && others_zero && t.grid_offset) || block_disjoint(&t, &k, launch)
         }
         _ => false,
     }
+}
+
+/// (issue 8, session 8, audit 20261130 #51) A grid-wide index whose
+/// block-dependent part steps by at least the range one block's threads
+/// cover (`blockIdx.x * 64 + 8 * threadIdx.y` with 8 rows: 57 values per
+/// block, 64 between blocks), compared against a bound that does not move
+/// with the block: every block covers its own disjoint range, so only the
+/// blocks at one value of the block offset can straddle the bound — a
+/// grid-edge guard, whatever the thread stride.
+fn block_disjoint(
+    t: &super::affine::Affine,
+    k: &super::affine::Affine,
+    launch: &LaunchDims,
+) -> bool {
+    if !t.grid_offset || k.grid_offset || t.rest_multiple <= 1 {
+        return false;
+    }
+    let mut span: u64 = 1;
+    for (c, b) in t.coef.iter().zip(launch.block) {
+        match c {
+            Coef::Int(0) => {}
+            Coef::Int(a) => match b {
+                Some(b) => span += a.unsigned_abs() * u64::from(b.saturating_sub(1)),
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    t.rest_multiple >= span
 }
 
 /// The [`Shape`] of a divergent branch.
