@@ -40,3 +40,26 @@ fn overlapping_blocks_missing_offsets_and_moving_bounds_stay_reported() {
         assert_eq!(guard_findings(k).len(), 1, "{k}: {:#?}", findings());
     }
 }
+
+fn loop_findings(function: &str) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| {
+            f["rule"] == "divergent-branch"
+                && f["function"] == function
+                && f["message"].as_str().unwrap().starts_with("`p < ")
+        })
+        .collect()
+}
+
+/// (session 8) `for (p = start; p < start + n; p++)`: `n` iterations in
+/// every lane, whatever `start` is.
+#[test]
+fn a_loop_of_uniform_count_from_a_per_thread_start_is_not_divergent() {
+    assert!(
+        loop_findings("column_sums").is_empty(),
+        "{:#?}",
+        loop_findings("column_sums")
+    );
+    assert_eq!(loop_findings("ragged_sums").len(), 1, "{:#?}", findings());
+}

@@ -2462,6 +2462,19 @@ fn uniform_trip_count(
     if u.is_uniform(init.0) && static_member(f, g.bound) {
         return true;
     }
+    // (session 8) `for (p = start; p < start + n; p++)` with `start` a
+    // per-thread local the loop does not change (its bound is loop-
+    // invariant) and `n` uniform: every thread runs `n` iterations, even
+    // where `start`'s own form is not known (heartwall's per-column sums).
+    if let ExprKind::Var(w) = f.expr(loops::strip(f, init)).kind
+        && let ExprKind::Binary(BinOp::Add, p, q) = f.expr(loops::strip(f, g.bound)).kind
+    {
+        let is_w =
+            |e: ExprId| matches!(f.expr(loops::strip(f, e)).kind, ExprKind::Var(x) if x == w);
+        if (is_w(p) && u.is_uniform(q.0)) || (is_w(q) && u.is_uniform(p.0)) {
+            return true;
+        }
+    }
     let d = cx.form(g.bound).add_form(&cx.form(init).times(-1));
     d.is_invariant()
         && d.offset.is_some()
