@@ -574,6 +574,45 @@ fn aggregated_and_grid_stride_atomics_say_what_accumulating_saves() {
     );
 }
 
+/// Audit 20261203 #36 (binaryPartitionCG): an atomic already aggregated
+/// (one thread per group) in a grid-stride loop is a note, through the
+/// lint's `severity` column; the per-thread atomic and the plain
+/// grid-stride one stay warnings.
+#[test]
+fn aggregated_atomics_in_grid_stride_loops_are_notes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "atomics_grouped.cu";
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/rules")
+        .join(name);
+    std::fs::copy(src, tmp.path().join(name)).unwrap();
+    let (_, v) = check_json(tmp.path(), true);
+    let list = v
+        .as_array()
+        .cloned()
+        .or_else(|| v["findings"].as_array().cloned())
+        .unwrap();
+    let mut got: Vec<(u64, String)> = list
+        .iter()
+        .filter(|f| f["rule"] == "global_atomic_in_loop")
+        .map(|f| {
+            (
+                f["line"].as_u64().unwrap(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (8, "warning".to_string()),
+            (19, "note".to_string()),
+            (27, "warning".to_string())
+        ]
+    );
+}
+
 /// Scout audit 20261130 (systemWideAtomics): `*_system` atomics exist so
 /// that the host or a peer device sees each update as it happens (they
 /// update memory the CPU reads and writes concurrently); accumulating them

@@ -522,6 +522,10 @@ fn more_misuse_is_reported_not_panicked_on() {
             ".decl l(line: number)\n.lint l note \"m\"\n",
             "needs a column `function_id",
         ),
+        (
+            ".decl l(function_id: number, line: number, severity: number)\n.lint l note \"m\"\n",
+            "must be a symbol",
+        ),
         (".output calls\n", "store table"),
         (".input mine\n", "not a store table"),
         (

@@ -180,6 +180,10 @@ pub struct Lint {
     pub line_col: usize,
     /// Column of the column number, if the relation has one named `col`.
     pub col_col: Option<usize>,
+    /// Column of a per-finding severity (`severity: symbol`, optional):
+    /// a tuple whose value is `note`, `warning` or `error` gets that
+    /// severity instead of the declared one.
+    pub severity_col: Option<usize>,
     /// Where the lint's name is written in `.lint`.
     pub span: Span,
 }
@@ -540,6 +544,18 @@ impl Cx<'_> {
         let function_col = find("function_id");
         let line_col = find("line");
         let col_col = find("col");
+        let severity_col = find("severity");
+        if let Some(p) = severity_col
+            && self.rels[rel].columns[p].1 != Ty::Symbol
+        {
+            let msg = format!(
+                "the column `severity` of the lint relation `{}` must be a symbol (`note`, `warning` or `error`)",
+                l.name.name
+            );
+            let span = self.decl_span.get(&rel).copied().unwrap_or(l.name.span);
+            self.err(span, ErrorKind::Type, msg);
+            return None;
+        }
         for (want, pos) in [
             ("function_id", function_col),
             ("line", line_col),
@@ -596,6 +612,7 @@ impl Cx<'_> {
             function_col: function_col?,
             line_col: line_col?,
             col_col,
+            severity_col,
             span: l.name.span,
         })
     }

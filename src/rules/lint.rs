@@ -182,9 +182,15 @@ fn finding(
         })
         .map(|((c, _), v)| (c.clone(), symbols.json(*v)))
         .collect();
+    // A `severity` column overrides the declared severity per tuple; a
+    // value that is not a severity keeps the declared one.
+    let severity = lint
+        .severity_col
+        .and_then(|c| symbols.show(t[c]).parse().ok())
+        .unwrap_or(lint.severity);
     Some(Finding {
         rule: lint.name.clone(),
-        severity: lint.severity,
+        severity,
         file: site.file,
         line,
         col,
