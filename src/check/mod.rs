@@ -666,6 +666,23 @@ pub fn function_findings(
             }
             _ => (severity, message),
         };
+        // (audit 20261203 #45) The same pattern repeated in a loop that
+        // does not enclose this access: the loop's access is the cost.
+        let (severity, message) = match g.repeated_by.map(|j| &f.accesses[j]) {
+            Some(b) if rule == "uncoalesced-global" && severity == Severity::Warning => (
+                Severity::Note,
+                format!(
+                    "{message}; the {} of `{}{}` at line {} has the same lane stride inside a \
+                     loop that does not enclose this access: it repeats the pattern and carries \
+                     the cost, this access adds one more of its iterations",
+                    if b.is_write { "write" } else { "read" },
+                    b.array,
+                    b.index_text,
+                    line_ref(abs(&b.span).0)
+                ),
+            ),
+            _ => (severity, message),
+        };
         out.push(Finding {
             rule: rule.to_string(),
             severity,

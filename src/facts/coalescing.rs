@@ -90,6 +90,11 @@ pub struct GlobalAccessCost {
     /// [`traffic_shares`]); `None` when it cannot be bounded (a loop of
     /// unknown trip count around it, an unknown index).
     pub share_permille: Option<u32>,
+    /// (audit 20261203 #45) Another access of the same array with the same
+    /// lane strides inside a loop this one is not in (`od[y * w]` before
+    /// `for (x …) od[y * w + x]`): that one (index into
+    /// `Function::accesses`) repeats the pattern and carries its cost.
+    pub repeated_by: Option<usize>,
     /// (issue 8 audit #43) A sparse sample: outside every loop, alone (no
     /// group), each lane reads one element at this many bytes from the
     /// next lane's, at least a line apart, with the rest of the index a
@@ -247,6 +252,7 @@ pub fn global_costs(
                 halo: false,
                 gather: loaded_values(f, u, cx, a),
                 share_permille: None,
+                repeated_by: None,
                 sparse: None,
             });
             continue;
@@ -321,6 +327,7 @@ pub fn traffic_shares(
     global: &mut [GlobalAccessCost],
 ) {
     let enclosing = enclosing_loops(f);
+    mark_repeated(f, &enclosing, global);
     let block_warps: Option<u64> = match launch.block {
         [Some(x), Some(y), Some(z)] => {
             Some((u64::from(x) * u64::from(y) * u64::from(z)).div_ceil(u64::from(cost.warp.max(1))))
@@ -394,6 +401,48 @@ pub fn traffic_shares(
             continue;
         }
         g.share_permille = Some(((own as u128 * 1000).div_ceil(total as u128)).min(1000) as u32);
+    }
+}
+
+/// Sets [`GlobalAccessCost::repeated_by`]: for an access with a lane
+/// stride, another access of the same array whose lane coefficients are
+/// the same, whose loops extend this one's by at least one (it runs in a
+/// loop around which this one does not), and which costs at least as many
+/// sectors per warp.
+fn mark_repeated(
+    f: &Function,
+    enclosing: &std::collections::HashMap<u32, Vec<crate::ir::StmtId>>,
+    global: &mut [GlobalAccessCost],
+) {
+    let none = Vec::new();
+    let loops_of =
+        |g: &GlobalAccessCost| enclosing.get(&f.accesses[g.access].stmt.0).unwrap_or(&none);
+    let found: Vec<Option<usize>> = global
+        .iter()
+        .map(|g| {
+            let a = &f.accesses[g.access];
+            if g.grouped || g.form.coef.iter().all(|c| *c == Coef::Int(0)) {
+                return None;
+            }
+            let mine = loops_of(g);
+            global
+                .iter()
+                .find(|h| {
+                    let b = &f.accesses[h.access];
+                    let theirs = loops_of(h);
+                    h.access != g.access
+                        && b.array == a.array
+                        && h.form.coef == g.form.coef
+                        && theirs.len() > mine.len()
+                        && theirs.starts_with(mine)
+                        && h.sectors.upper_bound() >= g.sectors.upper_bound()
+                        && h.sectors.upper_bound() != u32::MAX
+                })
+                .map(|h| h.access)
+        })
+        .collect();
+    for (g, r) in global.iter_mut().zip(found) {
+        g.repeated_by = r;
     }
 }
 
@@ -1027,6 +1076,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            repeated_by: None,
             sparse: None,
         };
     }
@@ -1054,6 +1104,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            repeated_by: None,
             sparse: None,
         };
     }
@@ -1140,6 +1191,7 @@ fn lane_cost(
                 halo: false,
                 gather: Vec::new(),
                 share_permille: None,
+                repeated_by: None,
                 sparse: None,
             };
         }
@@ -1200,6 +1252,7 @@ fn lane_cost(
                 halo: false,
                 gather: Vec::new(),
                 share_permille: None,
+                repeated_by: None,
                 sparse: None,
             };
         }
@@ -1230,6 +1283,7 @@ fn lane_cost(
             halo: false,
             gather: Vec::new(),
             share_permille: None,
+            repeated_by: None,
             sparse: None,
         };
     }
@@ -1271,6 +1325,7 @@ fn lane_cost(
         halo: false,
         gather: Vec::new(),
         share_permille: None,
+        repeated_by: None,
         sparse: None,
     }
 }
