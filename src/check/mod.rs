@@ -435,10 +435,36 @@ fn one_warp_unit(scope: &str, launch: &crate::facts::LaunchDims) -> bool {
 /// What a divergent branch's message adds about its cost (issue 8 audit,
 /// class 6): the estimated work of a straight-line divergent part, and
 /// whether the condition follows the data.
-fn work_clause(b: &crate::facts::divergence::BranchFact, tail: bool, short_ops: u32) -> String {
+fn work_clause(
+    b: &crate::facts::divergence::BranchFact,
+    tail: bool,
+    short_ops: u32,
+    once_short: Option<FunctionKind>,
+) -> String {
     let w = b.work;
     if tail || w.unbounded {
         return String::new();
+    }
+    // (audit 20261203 #27) A few instructions, memory included, run once
+    // per thread (outside every loop).
+    if let Some(kind) = once_short {
+        return format!(
+            " (divergent part: straight-line code, about {} operations and {} memory accesses, \
+             {}: a split warp loses about {} issue slots {})",
+            w.ops,
+            w.memory,
+            if kind == FunctionKind::Kernel {
+                "run once per thread outside any loop"
+            } else {
+                "outside any loop of this function"
+            },
+            w.ops + w.memory,
+            if kind == FunctionKind::Kernel {
+                "once"
+            } else {
+                "per call"
+            }
+        );
     }
     // (session 7, audit 20261128 #26, #31) Register arithmetic only (the
     // callees' bodies counted): a few instructions the compiler can
@@ -503,6 +529,22 @@ pub fn function_findings(
     let name = f.name.clone();
     let key = String::new();
     let abs = |s: &Span| (s.line + 1, s.col);
+    let parents = crate::facts::divergence::stmt_parents(f);
+    let in_loop = |s: crate::ir::StmtId| {
+        let mut at = parents.get(s.0 as usize).copied().flatten();
+        while let Some(p) = at {
+            if matches!(
+                f.stmt(p).kind,
+                crate::ir::StmtKind::For { .. }
+                    | crate::ir::StmtKind::While { .. }
+                    | crate::ir::StmtKind::DoWhile { .. }
+            ) {
+                return true;
+            }
+            at = parents.get(p.0 as usize).copied().flatten();
+        }
+        false
+    };
     for g in &a.global {
         // (issue 8) Fields of one element used by one statement: the first
         // access of the group carries the finding.
@@ -770,12 +812,23 @@ pub fn function_findings(
         // interleaved reduction's `s[t] += s[t + k]`, three accesses, stays
         // a warning.)
         let tiny = bounded && w.calls == 0 && w.memory <= 1 && w.ops < a.cost.divergent_min_ops;
+        // (audit 20261203 #27) Straight-line, under the predication
+        // threshold counting its memory accesses too, and outside every
+        // loop: it runs once per thread (once per call in a device
+        // function), a few issue slots each time.
+        let once_short = bounded
+            && tail.is_none()
+            && !looping
+            && w.calls == 0
+            && w.ops + w.memory < a.cost.divergent_min_ops
+            && !in_loop(b.stmt);
         let severity = if tail.is_none()
             && !b.in_expression
             && (memory || looping)
             && shape_warns
             && !short_data
             && !tiny
+            && !once_short
         {
             Severity::Warning
         } else {
@@ -804,7 +857,12 @@ pub fn function_findings(
                 message: format!(
                     "{}{}",
                     divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
-                    work_clause(b, tail.is_some(), 4 * a.cost.divergent_min_ops)
+                    work_clause(
+                        b,
+                        tail.is_some(),
+                        4 * a.cost.divergent_min_ops,
+                        (once_short && w.memory > 0).then_some(f.kind)
+                    )
                 ),
                 facts: serde_json::json!({
                     "condition": cond_text,

@@ -248,8 +248,12 @@ pub fn group_uniform(
     // (`threadIdx.x / warpSize == 0`) is taken as warp-uniform, as the race
     // check takes an unknown blockDim.x to be whole warps; edges of
     // `threadIdx.x` still need a known block.
+    // In a 1-D block warps are runs of 32 consecutive `threadIdx.x`
+    // whatever blockDim.x is, so an edge at a multiple of 32 is a warp
+    // boundary (audit 20261203 #25, reduce6 `tid < 64`).
+    let one_d = launch.block[1] == Some(1) && launch.block[2] == Some(1);
     dims & !(1 << DIM_X) == 0
-        && if x_is_full_warps {
+        && if x_is_full_warps || one_d {
             splits_at_group_boundary(f, u, c, group, true)
         } else {
             bx.is_none() && splits_at_group_boundary(f, u, c, group, false)
@@ -284,9 +288,10 @@ fn splits_at_group_boundary(
             let Some(k) = const_value(f, k_side) else {
                 return false;
             };
-            match warp_index_form(f, x_side) {
-                // threadIdx.x + c0 compared with k: splits at k - c0 (+1 for <=, >).
-                Some(Form::Lane(c0)) if lane_edges => {
+            match warp_index_form(f, u, group, x_side) {
+                // threadIdx.x + c0 (+ a uniform multiple of the group)
+                // compared with k: splits at k - c0 (+1 for <=, >).
+                Some(Form::Lane(c0, _)) if lane_edges => {
                     let edge = k - c0 + i64::from(matches!(op, BinOp::Le | BinOp::Gt));
                     !matches!(op, BinOp::Eq | BinOp::Ne) && edge.rem_euclid(group) == 0
                 }
@@ -300,34 +305,62 @@ fn splits_at_group_boundary(
 }
 
 enum Form {
-    /// `threadIdx.x + c0`
-    Lane(i64),
+    /// `threadIdx.x + c0`, plus (when the flag is set) a thread-invariant
+    /// multiple of the group size (`idx + 64 * i` for groups of 32).
+    Lane(i64, bool),
     /// `threadIdx.x / (32·m)` or `threadIdx.x >> (5 + m)`
     WarpIndex,
 }
 
-fn warp_index_form(f: &Function, e: ExprId) -> Option<Form> {
+/// Whether `e` is thread-invariant and a multiple of `group`: a constant
+/// one, or a product (or left shift) with such a constant factor.
+fn uniform_multiple(f: &Function, u: &Uniformity, group: i64, e: ExprId) -> bool {
+    if !u.is_uniform(e.0) || group <= 0 {
+        return false;
+    }
+    let mult = |x: ExprId| const_value(f, x).is_some_and(|k| k % group == 0);
     match &f.expr(e).kind {
-        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => Some(Form::Lane(0)),
-        ExprKind::Cast(_, a) => warp_index_form(f, *a),
-        ExprKind::Var(v) => single_def(f, v.0).and_then(|d| warp_index_form(f, d)),
-        ExprKind::Binary(BinOp::Add, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
-            (Some(Form::Lane(c)), Some(k)) => Some(Form::Lane(c + k)),
-            _ => match (const_value(f, *a), warp_index_form(f, *b)) {
-                (Some(k), Some(Form::Lane(c))) => Some(Form::Lane(c + k)),
+        ExprKind::Cast(_, a) => uniform_multiple(f, u, group, *a),
+        ExprKind::Binary(BinOp::Mul, a, b) => mult(*a) || mult(*b),
+        ExprKind::Binary(BinOp::Shl, _, b) => {
+            const_value(f, *b).is_some_and(|k| (0..62).contains(&k) && (1i64 << k) % group == 0)
+        }
+        _ => mult(e),
+    }
+}
+
+fn warp_index_form(f: &Function, u: &Uniformity, group: i64, e: ExprId) -> Option<Form> {
+    let rec = |x: ExprId| warp_index_form(f, u, group, x);
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => Some(Form::Lane(0, false)),
+        ExprKind::Cast(_, a) => rec(*a),
+        ExprKind::Var(v) => single_def(f, v.0).and_then(rec),
+        ExprKind::Binary(BinOp::Add, a, b) => match (rec(*a), const_value(f, *b)) {
+            (Some(Form::Lane(c, m)), Some(k)) => Some(Form::Lane(c + k, m)),
+            (Some(Form::Lane(c, _)), None) if uniform_multiple(f, u, group, *b) => {
+                Some(Form::Lane(c, true))
+            }
+            _ => match (const_value(f, *a), rec(*b)) {
+                (Some(k), Some(Form::Lane(c, m))) => Some(Form::Lane(c + k, m)),
+                (None, Some(Form::Lane(c, _))) if uniform_multiple(f, u, group, *a) => {
+                    Some(Form::Lane(c, true))
+                }
                 _ => None,
             },
         },
-        ExprKind::Binary(BinOp::Sub, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
-            (Some(Form::Lane(c)), Some(k)) => Some(Form::Lane(c - k)),
+        ExprKind::Binary(BinOp::Sub, a, b) => match (rec(*a), const_value(f, *b)) {
+            (Some(Form::Lane(c, m)), Some(k)) => Some(Form::Lane(c - k, m)),
+            (Some(Form::Lane(c, _)), None) if uniform_multiple(f, u, group, *b) => {
+                Some(Form::Lane(c, true))
+            }
             _ => None,
         },
-        ExprKind::Binary(BinOp::Div, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
-            (Some(Form::Lane(0)), Some(k)) if k > 0 && k % 32 == 0 => Some(Form::WarpIndex),
+        ExprKind::Binary(BinOp::Div, a, b) => match (rec(*a), const_value(f, *b)) {
+            (Some(Form::Lane(0, false)), Some(k)) if k > 0 && k % 32 == 0 => Some(Form::WarpIndex),
             _ => None,
         },
-        ExprKind::Binary(BinOp::Shr, a, b) => match (warp_index_form(f, *a), const_value(f, *b)) {
-            (Some(Form::Lane(0)), Some(k)) if k >= 5 => Some(Form::WarpIndex),
+        ExprKind::Binary(BinOp::Shr, a, b) => match (rec(*a), const_value(f, *b)) {
+            (Some(Form::Lane(0, false)), Some(k)) if k >= 5 => Some(Form::WarpIndex),
             _ => None,
         },
         _ => None,

@@ -1093,7 +1093,7 @@ fn shape(
     {
         return Shape::SameCall(a);
     }
-    match threshold_tests(f, u, cx, launch, cond) {
+    match threshold_tests(f, u, cx, launch, cond, 0) {
         // (session 5 audit V10) A lane index (`threadIdx.x % 32`, a
         // 32-thread tile's rank) repeats in every warp: a threshold on it
         // splits every warp the same way, not one per block.
@@ -1384,14 +1384,24 @@ fn threshold_tests(
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
     c: ExprId,
+    depth: u32,
 ) -> Option<(&'static str, u32)> {
     if u.is_uniform(c.0) || warp_uniform(f, u, c, launch) {
         return Some(("block", 0));
     }
+    if depth > 8 {
+        return None;
+    }
     match &f.expr(c).kind {
+        // (audit 20261203 #4, pathfinder `isValid`) A local flag set once
+        // from such tests.
+        ExprKind::Var(v) => {
+            let d = super::barriers::single_def(f, v.0)?;
+            threshold_tests(f, u, cx, launch, d, depth + 1)
+        }
         ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
-            let (sa, na) = threshold_tests(f, u, cx, launch, *a)?;
-            let (sb, nb) = threshold_tests(f, u, cx, launch, *b)?;
+            let (sa, na) = threshold_tests(f, u, cx, launch, *a, depth + 1)?;
+            let (sb, nb) = threshold_tests(f, u, cx, launch, *b, depth + 1)?;
             // Report the coarser guarantee when the two scopes differ.
             let scope = match (na, nb) {
                 (0, _) => sb,
@@ -1401,7 +1411,7 @@ fn threshold_tests(
             };
             Some((scope, na + nb))
         }
-        ExprKind::Unary(UnOp::Not, a) => threshold_tests(f, u, cx, launch, *a),
+        ExprKind::Unary(UnOp::Not, a) => threshold_tests(f, u, cx, launch, *a, depth + 1),
         ExprKind::Binary(
             op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
             a,
