@@ -107,7 +107,8 @@ fn threshold_guards_split_at_most_one_warp_per_block() {
     assert!(m.contains("at most one warp per block"), "{m}");
     // 16 x 16 blocks: `threadIdx.y < r` is a run of whole rows (one warp
     // per block splits); `threadIdx.x < r` splits every warp holding the
-    // selected columns of two rows: still a warning.
+    // selected columns of two rows: still a warning (in a loop: a part
+    // this short run once per thread is a note, session 9).
     let d = divergent("row_guard");
     assert_eq!(d.len(), 2, "{d:?}");
     let by_line = |l: u64| d.iter().find(|f| f["line"] == l).unwrap();
