@@ -48,3 +48,31 @@ fn a_one_off_access_of_another_array_stays_a_warning() {
     assert_eq!(first.len(), 1, "{:#?}", findings());
     assert_eq!(first[0]["severity"], "warning", "{:#?}", first[0]);
 }
+
+fn banks(line: u64) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| f["rule"] == "shared-bank-conflict" && f["line"] == line)
+        .collect()
+}
+
+/// (audit 20261203 #11, lavaMD `rA_shared[wtx].y`) 8-byte elements take
+/// two wavefronts per warp without any conflict: the message gives the
+/// wavefronts against that baseline (8 where 2: a 4-fold replay), not an
+/// "8-way" conflict.
+#[test]
+fn wide_elements_state_their_conflict_against_their_own_passes() {
+    let b = banks(44);
+    assert_eq!(b.len(), 1, "{:#?}", findings());
+    let m = b[0]["message"].as_str().unwrap();
+    assert!(m.contains("8 wavefronts where 2"), "{m}");
+    assert!(m.contains("a 4-fold replay"), "{m}");
+    assert!(!m.contains("8-way"), "{m}");
+}
+
+/// A second read of the same shared element by the same thread, nothing
+/// written in between, is kept in a register: no second finding.
+#[test]
+fn a_shared_re_read_is_not_another_conflict() {
+    assert!(banks(45).is_empty(), "{:#?}", banks(45));
+}

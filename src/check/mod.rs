@@ -900,7 +900,9 @@ pub fn function_findings(
     }));
     for sc in &a.shared {
         let Some(degree) = sc.degree else { continue };
-        if degree <= sc.words_per_lane {
+        // A re-read of what the thread already read: no wavefronts of its
+        // own (the first read carries the finding).
+        if degree <= sc.words_per_lane || sc.reread_of.is_some() {
             continue;
         }
         let acc = &f.accesses[sc.access];
@@ -936,11 +938,33 @@ pub fn function_findings(
             end_col: end_col_on_line(&acc.span, col),
             function: name.clone(),
             function_key: key.clone(),
-            message: format!(
-                "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
-                 the warp's access is replayed {up_to_times}{degree} times",
-                acc.array, acc.index_text
-            ),
+            message: if sc.words_per_lane > 1 {
+                // (audit 20261203 #11) Wide elements take several passes
+                // without any conflict: say how many, and the conflict as
+                // the ratio to them.
+                let wpl = sc.words_per_lane;
+                let ideal = sc
+                    .conflicts
+                    .map(|c| degree.saturating_sub(c))
+                    .unwrap_or(wpl)
+                    .max(1);
+                format!(
+                    "{rw} of `{}{}`: {up_to_times}{degree} wavefronts where {ideal} would serve the \
+                     same words ({}-byte elements take {wpl} passes without any conflict), \
+                     {}{}-fold replay ({stride}; {nb} banks of {bb} B)",
+                    acc.array,
+                    acc.index_text,
+                    wpl * bb,
+                    if sc.up_to { "up to a " } else { "a " },
+                    degree.div_ceil(ideal)
+                )
+            } else {
+                format!(
+                    "{rw} of `{}{}`: {up_to}{degree}-way bank conflict ({stride}; {nb} banks of {bb} B), \
+                     the warp's access is replayed {up_to_times}{degree} times",
+                    acc.array, acc.index_text
+                )
+            },
             facts: serde_json::json!({
                 "array": acc.array,
                 "index": acc.index_text,

@@ -39,6 +39,11 @@ pub struct SharedAccessCost {
     /// bound `degree` (each row's lanes are exact; only how the rows
     /// overlap on the banks is unknown).
     pub rows: Option<u32>,
+    /// (audit 20261203 #11) An earlier read by the same thread of the same
+    /// element and bytes, with nothing in between that changes the address
+    /// or the data (`reuse::Reuse::reread_of`): the compiler keeps the
+    /// value in a register, so this read adds no wavefronts of its own.
+    pub reread_of: Option<usize>,
 }
 
 /// Bank costs of every shared access outside single-thread regions.
@@ -57,6 +62,7 @@ pub fn shared_costs(
     let bank_bytes = u64::from(cost.bank_bytes.max(1));
     let mut out = Vec::new();
     let (wide, merged) = adjacent_pairs(f, cx);
+    let rereads = super::reuse::compute(f).reread_of;
     for (i, a) in f.accesses.iter().enumerate() {
         if spaces.get(i).copied().unwrap_or(a.space) != MemSpace::Shared || single_thread(a) {
             continue;
@@ -79,6 +85,7 @@ pub fn shared_costs(
             up_to: false,
             symbolic: None,
             rows: None,
+            reread_of: rereads.get(i).copied().flatten(),
         };
         if a.indices.iter().any(|e| {
             u.expr_from_memory
@@ -206,6 +213,7 @@ pub fn shared_costs(
             conflicts: Some(conflicts),
             up_to,
             symbolic,
+            reread_of: unknown.reread_of,
             rows: (up_to && up_to_rows_only && launch.block[0].is_some() && choices[0].is_some())
                 .then(|| {
                     let rows = |w: &[(i64, i64)]| {
