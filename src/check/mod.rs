@@ -725,6 +725,18 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (audit 20261203 #14) A fix-up that runs only for lanes whose
+        // value is NaN or infinite: cold in a healthy run.
+        let (severity, message) = match exceptional_value_guard(f, &parents, acc.stmt) {
+            Some(cond) if rule == "uncoalesced-global" && severity == Severity::Warning => (
+                Severity::Note,
+                format!(
+                    "{message}; but it runs only for the lanes where `{cond}` holds, a fix-up \
+                     for non-finite values that a run without NaNs or infinities never executes"
+                ),
+            ),
+            _ => (severity, message),
+        };
         out.push(Finding {
             rule: rule.to_string(),
             severity,
@@ -1090,6 +1102,63 @@ pub fn function_findings(
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
+}
+
+/// The condition of the nearest enclosing `if` whose then-branch holds
+/// `stmt`, when it only tests for non-finite values (`isnan(x)`,
+/// `isinf(x)`, `!isfinite(x)`, such tests compared with 1 or 0, joined by
+/// `||`): the statement is a fix-up for exceptional values.
+fn exceptional_value_guard(
+    f: &crate::ir::Function,
+    parents: &[Option<crate::ir::StmtId>],
+    stmt: crate::ir::StmtId,
+) -> Option<String> {
+    use crate::ir::{BinOp, ExprId, ExprKind, StmtKind, UnOp};
+    fn non_finite_test(f: &crate::ir::Function, e: ExprId, negated: bool) -> bool {
+        match &f.expr(e).kind {
+            ExprKind::Call { callee, args, .. } if args.len() == 1 => {
+                let c = callee.trim_start_matches("::").trim_start_matches("std::");
+                match c {
+                    "isnan" | "isinf" | "__isnan" | "__isinf" | "isnanf" | "isinff" => !negated,
+                    "isfinite" | "__finite" | "__finitef" => negated,
+                    _ => false,
+                }
+            }
+            ExprKind::Unary(UnOp::Not, x) => non_finite_test(f, *x, !negated),
+            ExprKind::Binary(BinOp::LogOr, l, r) if !negated => {
+                non_finite_test(f, *l, false) && non_finite_test(f, *r, false)
+            }
+            ExprKind::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r) => {
+                let is_int = |x: ExprId, v: i64| matches!(f.expr(x).kind, ExprKind::Int(n) if n == v)
+                    || matches!(f.expr(x).kind, ExprKind::Bool(b) if i64::from(b) == v);
+                // `t == 1` and `t != 0` are `t`; `t != 1` and `t == 0` are `!t`.
+                if is_int(*r, 1) {
+                    non_finite_test(f, *l, negated ^ (*op == BinOp::Ne))
+                } else if is_int(*r, 0) {
+                    non_finite_test(f, *l, negated ^ (*op == BinOp::Eq))
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+    let mut child = stmt;
+    let mut at = parents.get(stmt.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if let StmtKind::If { cond, then, .. } = &f.stmt(p).kind {
+            if *then == child && non_finite_test(f, *cond, false) {
+                return Some(f.expr_text(*cond));
+            }
+            // Only the nearest `if` counts.
+            if *then == child {
+                return None;
+            }
+        }
+        child = p;
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    None
 }
 
 /// A reference to relative line `rel` inside a message, replaced by the

@@ -1,0 +1,61 @@
+//! issue 8, session 10 (audit 20261203 #14, myocyte `finavalu[i] =
+//! 0.0001` under `isnan(finavalu[i])`): an uncoalesced access that runs only
+//! for lanes whose value is NaN or infinite is a note that says so; one
+//! under an ordinary data test stays a warning. Fixture:
+//! tests/fixtures/findings/coalesce_s10/kernels.cu.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/coalesce_s10/kernels.cu"]))
+}
+
+fn writes_at(line: u64) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| {
+            f["rule"] == "uncoalesced-global"
+                && f["line"] == line
+                && f["message"].as_str().unwrap().starts_with("write")
+        })
+        .collect()
+}
+
+#[test]
+fn a_fix_up_for_non_finite_values_is_a_note() {
+    for (line, cond) in [
+        (9, "isnan(rate["),
+        (11, "isinf(rate["),
+    ] {
+        let f = writes_at(line);
+        assert_eq!(f.len(), 1, "line {line}: {:#?}", findings());
+        assert_eq!(f[0]["severity"], "note", "{:#?}", f[0]);
+        let m = f[0]["message"].as_str().unwrap();
+        assert!(m.contains(&format!("where `{cond}")), "{m}");
+        assert!(m.contains("holds, a fix-up"), "{m}");
+        assert!(m.contains("non-finite"), "{m}");
+    }
+}
+
+#[test]
+fn a_store_under_an_ordinary_data_test_stays_a_warning() {
+    let f = writes_at(17);
+    assert_eq!(f.len(), 1, "{:#?}", findings());
+    assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
+    // The reads in the tests themselves run on every lane.
+    let reads: Vec<_> = findings()
+        .iter()
+        .filter(|f| {
+            f["rule"] == "uncoalesced-global"
+                && f["line"] == 8
+                && f["message"].as_str().unwrap().starts_with("read")
+        })
+        .collect();
+    assert!(
+        reads.iter().all(|f| f["severity"] == "warning"),
+        "{reads:#?}"
+    );
+}
