@@ -783,6 +783,20 @@ pub fn function_findings(
         if matches!(b.shape, Shape::Select | Shape::GroupLeader) {
             continue;
         }
+        // (audit 20261205 #6, #52, #56) An early exit outside every loop
+        // whose taken side is only `return`: the lanes that take it leave,
+        // nothing runs twice, and the others go on with those lanes idle,
+        // which have no work left. Inside a loop it is a loop exit, whose
+        // cost (the lanes still looping) `fold_loop_exits` reports.
+        if let crate::ir::StmtKind::If {
+            then, els: None, ..
+        } = &f.stmt(b.stmt).kind
+            && !b.in_expression
+            && return_only(f, *then)
+            && !in_loop(b.stmt)
+        {
+            continue;
+        }
         // (issue 8 audit, class 6) Under a data-dependent condition (or in
         // an expression), a divergent part of a few operations is
         // predicated or costs the idle lanes a few instructions, and the
@@ -1102,6 +1116,16 @@ pub fn function_findings(
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
+}
+
+/// Whether statement `s` is a bare `return;` (alone or in a block).
+fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
+    use crate::ir::StmtKind;
+    match &f.stmt(s).kind {
+        StmtKind::Return(None) => true,
+        StmtKind::Block(v) => v.len() == 1 && return_only(f, v[0]),
+        _ => false,
+    }
 }
 
 /// The condition of the nearest enclosing `if` whose then-branch holds

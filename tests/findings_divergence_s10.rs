@@ -1,0 +1,34 @@
+//! issue 8, session 10 (audit 20261205 #6 hybridsort `Astart >= …`, #52 and
+//! #56 trimat `j_base > i_base`): an early exit outside every loop whose
+//! taken side is only `return` runs nothing twice (the lanes leave, the
+//! others go on), so it is not a divergent branch; the same exit inside a
+//! loop, and the same test guarding work instead, still are. Fixture:
+//! tests/fixtures/findings/divergence_s10/kernels.cu.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/divergence_s10/kernels.cu"]))
+}
+
+fn divergent(function: &str) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| f["rule"] == "divergent-branch" && f["function"] == function)
+        .collect()
+}
+
+#[test]
+fn an_early_return_outside_loops_is_not_a_divergent_branch() {
+    assert!(divergent("skip_upper").is_empty(), "{:#?}", findings());
+}
+
+#[test]
+fn an_early_return_in_a_loop_and_a_guarded_body_still_are() {
+    assert!(!divergent("skip_in_loop").is_empty(), "{:#?}", findings());
+    let w = divergent("work_under_test");
+    assert!(w.iter().any(|f| f["line"] == 29), "{:#?}", findings());
+}
