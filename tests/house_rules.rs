@@ -142,7 +142,7 @@ fn every_shipped_rule_reports_exactly_its_cases_and_follows_edits() {
         row(1, 61, "barrier_in_device_function", "note"),
         row(6, 5, "unpadded_shared_tile", "warning"),
         row(10, 20, "global_atomic_in_loop", "warning"),
-        row(13, 24, "fp64_arithmetic", "warning"),
+        row(13, 24, "fp64_arithmetic", "note"),
         row(15, 1, "missing_launch_bounds", "note"),
         row(16, 5, "uncoalesced_in_looped_launch", "warning"),
     ]
@@ -624,4 +624,47 @@ fn system_scope_atomics_are_not_advised_to_accumulate() {
     let got = rule_messages("atomics_system.cu", "global_atomic_in_loop");
     let lines: Vec<u32> = got.iter().map(|(l, _)| *l).collect();
     assert_eq!(lines, vec![14], "{got:?}");
+}
+
+/// (audit 20261205 #8 srad2, #59 attention_forward) Double operations that
+/// all run once per thread outside every loop, no more of them than the
+/// kernel's global accesses, are a note saying the memory traffic bounds
+/// the kernel; one in a loop, or more ops than accesses, stay warnings.
+#[test]
+fn fp64_ops_once_per_thread_next_to_as_many_accesses_are_a_note() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "fp64_cost.cu";
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/rules")
+            .join(name),
+        tmp.path().join(name),
+    )
+    .unwrap();
+    let (_, v) = check_json(tmp.path(), true);
+    let list = v
+        .as_array()
+        .cloned()
+        .or_else(|| v["findings"].as_array().cloned())
+        .unwrap();
+    let sev = |function: &str| -> Vec<(String, String)> {
+        list.iter()
+            .filter(|f| f["rule"] == "fp64_arithmetic" && f["function"] == function)
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap().to_string(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let once = sev("scale_once");
+    assert_eq!(once.len(), 1, "{v:#}");
+    assert_eq!(once[0].0, "note", "{once:?}");
+    assert!(once[0].1.contains("once per thread outside every loop"), "{once:?}");
+    for k in ["scale_loop", "many_ops"] {
+        let w = sev(k);
+        assert_eq!(w.len(), 1, "{k}: {v:#}");
+        assert_eq!(w[0].0, "warning", "{k}: {w:?}");
+    }
 }
