@@ -59,3 +59,55 @@ fn a_store_under_an_ordinary_data_test_stays_a_warning() {
         "{reads:#?}"
     );
 }
+
+fn banks() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/coalesce_s10/banks.cu"]))
+}
+
+fn bank_at(line: u64) -> Vec<&'static serde_json::Value> {
+    banks()
+        .iter()
+        .filter(|f| f["rule"] == "shared-bank-conflict" && f["line"] == line)
+        .collect()
+}
+
+/// (audit 20261205 #11, lavaMD `rA_shared[wtx]` in the `j` loop) A shared
+/// read that no iteration of its loop can change is loaded once before the
+/// loop: a note naming the loop; a read whose index moves with the loop
+/// stays a warning.
+#[test]
+fn a_loop_invariant_shared_read_is_a_note_naming_its_loop() {
+    let f = bank_at(15);
+    assert_eq!(f.len(), 1, "{:#?}", banks());
+    assert_eq!(f[0]["severity"], "note", "{:#?}", f[0]);
+    let m = f[0]["message"].as_str().unwrap();
+    assert!(m.contains("loop at line 14"), "{m}");
+    assert!(m.contains("once per entry of the loop"), "{m}");
+    let f = bank_at(18);
+    assert_eq!(f.len(), 1, "{:#?}", banks());
+    assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
+}
+
+/// (audit 20261205 #37, dwtHaar1D `shared[2 * tid + 1]`) A 2-way conflict
+/// once per thread outside every loop is a note that says so; a wider one
+/// outside loops, and the same 2-way read in a loop, stay warnings.
+#[test]
+fn a_two_way_conflict_once_per_thread_is_a_note() {
+    let f = bank_at(31);
+    assert_eq!(f.len(), 1, "{:#?}", banks());
+    assert_eq!(f[0]["severity"], "note", "{:#?}", f[0]);
+    assert!(
+        f[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("once per thread, outside every loop"),
+        "{:#?}",
+        f[0]
+    );
+    for line in [32, 35] {
+        let f = bank_at(line);
+        assert_eq!(f.len(), 1, "line {line}: {:#?}", banks());
+        assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
+    }
+}

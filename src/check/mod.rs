@@ -954,9 +954,36 @@ pub fn function_findings(
             ("", "")
         };
         let (nb, bb) = (a.cost.banks, a.cost.bank_bytes);
+        // (audit 20261205 #11 lavaMD, #37 dwtHaar1D) How often the replay
+        // is paid: once per entry of a loop whose iterations the load does
+        // not change (the compiler keeps it in a register), or once per
+        // thread outside every loop at a 2-fold replay at most.
+        let replay = degree.div_ceil(sc.words_per_lane.max(1));
+        let (severity, when) = if let Some(l) = hoistable_shared_read(f, &parents, sc.access) {
+            (
+                Severity::Note,
+                format!(
+                    "; but neither its index nor `{}` changes in the loop at line {} (nothing \
+                     in it writes the array or waits at a barrier), so the compiler can load it \
+                     once before that loop: the replay is paid once per entry of the loop, not \
+                     per iteration",
+                    acc.array,
+                    line_ref(abs(&f.stmt(l).span).0)
+                ),
+            )
+        } else if !in_loop(acc.stmt) && replay <= 2 && !sc.up_to {
+            (
+                Severity::Note,
+                "; it runs once per thread, outside every loop: one extra wavefront per warp in \
+                 all"
+                    .to_string(),
+            )
+        } else {
+            (Severity::Warning, String::new())
+        };
         out.push(Finding {
             rule: "shared-bank-conflict".into(),
-            severity: Severity::Warning,
+            severity,
             suppressed: suppressed(&lines, line, "shared-bank-conflict"),
             file: path.clone(),
             line,
@@ -964,7 +991,7 @@ pub fn function_findings(
             end_col: end_col_on_line(&acc.span, col),
             function: name.clone(),
             function_key: key.clone(),
-            message: if sc.words_per_lane > 1 {
+            message: format!("{}{when}", if sc.words_per_lane > 1 {
                 // (audit 20261203 #11) Wide elements take several passes
                 // without any conflict: say how many, and the conflict as
                 // the ratio to them.
@@ -990,7 +1017,7 @@ pub fn function_findings(
                      the warp's access is replayed {up_to_times}{degree} times",
                     acc.array, acc.index_text
                 )
-            },
+            }),
             facts: serde_json::json!({
                 "array": acc.array,
                 "index": acc.index_text,
@@ -1116,6 +1143,97 @@ pub fn function_findings(
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out
+}
+
+/// (audit 20261205 #11) The innermost loop around shared read `access`
+/// whose iterations cannot change what it reads: no variable of its index
+/// (nor its base) is assigned, declared or has its address taken in the
+/// loop, nothing in the loop writes the array, and no barrier or call that
+/// may wait is in it. The compiler can then load it once before the loop.
+fn hoistable_shared_read(
+    f: &crate::ir::Function,
+    parents: &[Option<crate::ir::StmtId>],
+    access: usize,
+) -> Option<crate::ir::StmtId> {
+    use crate::ir::{ExprKind, Span, StmtKind, UnOp};
+    let acc = &f.accesses[access];
+    if acc.is_write || acc.atomic {
+        return None;
+    }
+    let mut at = parents.get(acc.stmt.0 as usize).copied().flatten();
+    let l = loop {
+        let p = at?;
+        if matches!(
+            f.stmt(p).kind,
+            StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
+        ) {
+            break p;
+        }
+        at = parents.get(p.0 as usize).copied().flatten();
+    };
+    let ls = f.stmt(l).span;
+    let within = |x: &Span| {
+        (x.line, x.col) >= (ls.line, ls.col) && (x.end_line, x.end_col) <= (ls.end_line, ls.end_col)
+    };
+    // The variables the address is computed from.
+    let mut vars: Vec<crate::ir::VarId> = acc.var.into_iter().collect();
+    let mut todo: Vec<crate::ir::ExprId> = acc.indices.clone();
+    let mut seen = 0usize;
+    while let Some(e) = todo.pop() {
+        seen += 1;
+        if seen > 4096 {
+            return None;
+        }
+        match &f.expr(e).kind {
+            ExprKind::Var(v) => vars.push(*v),
+            // A load in the index may change with the loop's stores.
+            ExprKind::Index { .. } | ExprKind::Call { .. } => return None,
+            ExprKind::Unary(UnOp::Deref, _) | ExprKind::Member { arrow: true, .. } => {
+                return None;
+            }
+            _ => {}
+        }
+        todo.extend(f.child_exprs(e));
+    }
+    if vars.iter().any(|v| within(&f.var(*v).span)) {
+        return None;
+    }
+    let target = |mut e: crate::ir::ExprId| loop {
+        match &f.expr(e).kind {
+            ExprKind::Var(v) => break Some(*v),
+            ExprKind::Index { base, .. } | ExprKind::Member { base, .. } => e = *base,
+            ExprKind::Unary(UnOp::Deref, x) => e = *x,
+            _ => break None,
+        }
+    };
+    for e in &f.exprs {
+        if !within(&e.span) {
+            continue;
+        }
+        match &e.kind {
+            ExprKind::Assign { lhs: x, .. }
+            | ExprKind::IncDec { target: x, .. }
+            | ExprKind::Unary(UnOp::AddrOf, x) => {
+                if target(*x).is_some_and(|v| vars.contains(&v)) {
+                    return None;
+                }
+            }
+            ExprKind::Call { callee, .. } => {
+                let c = callee.to_ascii_lowercase();
+                if c.contains("sync") || c.contains("barrier") || c.contains("wait") {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    if f.barriers.iter().any(|b| within(&f.stmt(b.stmt).span)) {
+        return None;
+    }
+    if f.accesses.iter().any(|o| o.array == acc.array && (o.is_write || o.atomic) && within(&o.span)) {
+        return None;
+    }
+    Some(l)
 }
 
 /// Whether statement `s` is a bare `return;` (alone or in a block).
