@@ -73,9 +73,12 @@ fn calls_loops_and_early_returns_are_never_cheap() {
             .any(|f| f["severity"] == "warning" && f["facts"]["work"] == "unbounded"),
         "{d:#?}"
     );
+    // (audit 20261205 #6, #52, #56) An early return outside every loop
+    // runs nothing twice: the lanes that leave have no work left, and the
+    // others go on; on the corpora such exits were bounds guards the
+    // threshold reasoning missed, surplus threads and triangular skips.
     let d = divergent(findings(), "early_return");
-    assert_eq!(d.len(), 1, "{d:#?}");
-    assert_eq!(d[0]["facts"]["work"], "unbounded");
+    assert!(d.is_empty(), "{d:#?}");
 }
 
 #[test]

@@ -26,10 +26,7 @@ fn writes_at(line: u64) -> Vec<&'static serde_json::Value> {
 
 #[test]
 fn a_fix_up_for_non_finite_values_is_a_note() {
-    for (line, cond) in [
-        (9, "isnan(rate["),
-        (11, "isinf(rate["),
-    ] {
+    for (line, cond) in [(9, "isnan(rate["), (11, "isinf(rate[")] {
         let f = writes_at(line);
         assert_eq!(f.len(), 1, "line {line}: {:#?}", findings());
         assert_eq!(f[0]["severity"], "note", "{:#?}", f[0]);
@@ -110,4 +107,33 @@ fn a_two_way_conflict_once_per_thread_is_a_note() {
         assert_eq!(f.len(), 1, "line {line}: {:#?}", banks());
         assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
     }
+}
+
+fn rows() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/coalesce_s10/rows.cu"]))
+}
+
+/// (audit 20261205 #38, postProcessGL `SMEM(tx, r + ty)`) Rows of
+/// consecutive words a symbolic pitch apart, in a block whose width no
+/// launch cudalog sees gives: the degree is the rows per warp, so a note
+/// that gives the bound per block width instead of a bare "up to 32-way"
+/// warning; a column read (lanes a pitch apart) stays a warning.
+#[test]
+fn rows_of_unknown_width_state_their_bound_per_block_width() {
+    let at = |line: u64| -> Vec<&serde_json::Value> {
+        rows()
+            .iter()
+            .filter(|f| f["rule"] == "shared-bank-conflict" && f["line"] == line)
+            .collect()
+    };
+    let f = at(6);
+    assert_eq!(f.len(), 1, "{:#?}", rows());
+    assert_eq!(f[0]["severity"], "note", "{:#?}", f[0]);
+    let m = f[0]["message"].as_str().unwrap();
+    assert!(m.contains("32 / blockDim.x rows"), "{m}");
+    assert!(m.contains("2 for 16-wide blocks"), "{m}");
+    let f = at(8);
+    assert_eq!(f.len(), 1, "{:#?}", rows());
+    assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
 }

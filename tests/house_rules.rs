@@ -661,10 +661,25 @@ fn fp64_ops_once_per_thread_next_to_as_many_accesses_are_a_note() {
     let once = sev("scale_once");
     assert_eq!(once.len(), 1, "{v:#}");
     assert_eq!(once[0].0, "note", "{once:?}");
-    assert!(once[0].1.contains("once per thread outside every loop"), "{once:?}");
+    assert!(
+        once[0].1.contains("once per thread outside every loop"),
+        "{once:?}"
+    );
     for k in ["scale_loop", "many_ops"] {
         let w = sev(k);
         assert_eq!(w.len(), 1, "{k}: {v:#}");
         assert_eq!(w[0].0, "warning", "{k}: {w:?}");
     }
+}
+
+/// (audit 20261205 #46, boxFilter `od[y * w]`) The looped-launch rule
+/// reports only accesses the built-in rule reports as warnings: a one-off
+/// access the built-in makes a note (a loop beside it repeats its pattern)
+/// costs little per launch, looped or not.
+#[test]
+fn a_looped_launch_does_not_promote_a_note_level_access() {
+    let got = rule_messages("looped_note.cu", "uncoalesced_in_looped_launch");
+    let lines: Vec<u32> = got.iter().map(|(l, _)| *l).collect();
+    assert!(!lines.contains(&5) && !lines.contains(&6), "{got:?}");
+    assert!(lines.contains(&8) && lines.contains(&9), "{got:?}");
 }

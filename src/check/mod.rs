@@ -944,6 +944,15 @@ pub fn function_findings(
                 sc.rows.unwrap_or(1),
                 nb = a.cost.banks
             ),
+            // (audit 20261205 #38) Rows of unknown width: the bound is the
+            // number of rows, which blockDim.x sets.
+            (Some(sym), _) if sc.rows_by_width => format!(
+                "the lanes of a row take consecutive words and the rows are {sym} elements \
+                 apart; where this kernel is launched blockDim.x is not known, and a warp spans \
+                 {nb} / blockDim.x rows, so at most that many ways (2 for 16-wide blocks, none \
+                 for blocks {nb} or more wide); {nb}-way needs blocks one thread wide",
+                nb = a.cost.banks
+            ),
             (Some(sym), _) => format!("symbolic stride factor {sym}"),
             (None, Some(s)) => format!("word stride {s} between lanes"),
             _ => String::new(),
@@ -971,12 +980,17 @@ pub fn function_findings(
                     line_ref(abs(&f.stmt(l).span).0)
                 ),
             )
+        } else if sc.rows_by_width {
+            // (audit 20261205 #38) The degree is the rows per warp, which a
+            // launch cudalog does not see sets: the message gives the
+            // bound per block width.
+            (Severity::Note, String::new())
         } else if !in_loop(acc.stmt) && replay <= 2 && !sc.up_to {
             (
                 Severity::Note,
                 "; it runs once per thread, outside every loop: one extra wavefront per warp in \
                  all"
-                    .to_string(),
+                .to_string(),
             )
         } else {
             (Severity::Warning, String::new())
@@ -1213,16 +1227,17 @@ fn hoistable_shared_read(
         match &e.kind {
             ExprKind::Assign { lhs: x, .. }
             | ExprKind::IncDec { target: x, .. }
-            | ExprKind::Unary(UnOp::AddrOf, x) => {
-                if target(*x).is_some_and(|v| vars.contains(&v)) {
-                    return None;
-                }
+            | ExprKind::Unary(UnOp::AddrOf, x)
+                if target(*x).is_some_and(|v| vars.contains(&v)) =>
+            {
+                return None;
             }
-            ExprKind::Call { callee, .. } => {
-                let c = callee.to_ascii_lowercase();
-                if c.contains("sync") || c.contains("barrier") || c.contains("wait") {
-                    return None;
-                }
+            ExprKind::Call { callee, .. }
+                if ["sync", "barrier", "wait"]
+                    .iter()
+                    .any(|w| callee.to_ascii_lowercase().contains(w)) =>
+            {
+                return None;
             }
             _ => {}
         }
@@ -1230,7 +1245,10 @@ fn hoistable_shared_read(
     if f.barriers.iter().any(|b| within(&f.stmt(b.stmt).span)) {
         return None;
     }
-    if f.accesses.iter().any(|o| o.array == acc.array && (o.is_write || o.atomic) && within(&o.span)) {
+    if f.accesses
+        .iter()
+        .any(|o| o.array == acc.array && (o.is_write || o.atomic) && within(&o.span))
+    {
         return None;
     }
     Some(l)
@@ -1271,8 +1289,10 @@ fn exceptional_value_guard(
                 non_finite_test(f, *l, false) && non_finite_test(f, *r, false)
             }
             ExprKind::Binary(op @ (BinOp::Eq | BinOp::Ne), l, r) => {
-                let is_int = |x: ExprId, v: i64| matches!(f.expr(x).kind, ExprKind::Int(n) if n == v)
-                    || matches!(f.expr(x).kind, ExprKind::Bool(b) if i64::from(b) == v);
+                let is_int = |x: ExprId, v: i64| {
+                    matches!(f.expr(x).kind, ExprKind::Int(n) if n == v)
+                        || matches!(f.expr(x).kind, ExprKind::Bool(b) if i64::from(b) == v)
+                };
                 // `t == 1` and `t != 0` are `t`; `t != 1` and `t == 0` are `!t`.
                 if is_int(*r, 1) {
                     non_finite_test(f, *l, negated ^ (*op == BinOp::Ne))

@@ -44,6 +44,11 @@ pub struct SharedAccessCost {
     /// or the data (`reuse::Reuse::reread_of`): the compiler keeps the
     /// value in a register, so this read adds no wavefronts of its own.
     pub reread_of: Option<usize>,
+    /// (audit 20261205 #38) As for `rows`, but blockDim.x is not known: the
+    /// lanes of a row take consecutive words (no conflict within a row) and
+    /// the rows are the symbolic stride apart, so a warp spans
+    /// `32 / blockDim.x` rows and the degree is at most that many.
+    pub rows_by_width: bool,
 }
 
 /// Bank costs of every shared access outside single-thread regions.
@@ -86,6 +91,7 @@ pub fn shared_costs(
             symbolic: None,
             rows: None,
             reread_of: rereads.get(i).copied().flatten(),
+            rows_by_width: false,
         };
         if a.indices.iter().any(|e| {
             u.expr_from_memory
@@ -214,6 +220,13 @@ pub fn shared_costs(
             up_to,
             symbolic,
             reread_of: unknown.reread_of,
+            rows_by_width: up_to
+                && up_to_rows_only
+                && launch.block[0].is_none()
+                && choices[0].as_ref().is_some_and(|xs| {
+                    xs.iter()
+                        .all(|c| c.unsigned_abs() * elem <= bank_bytes && *c != 0)
+                }),
             rows: (up_to && up_to_rows_only && launch.block[0].is_some() && choices[0].is_some())
                 .then(|| {
                     let rows = |w: &[(i64, i64)]| {
