@@ -137,3 +137,39 @@ fn rows_of_unknown_width_state_their_bound_per_block_width() {
     assert_eq!(f.len(), 1, "{:#?}", rows());
     assert_eq!(f[0]["severity"], "warning", "{:#?}", f[0]);
 }
+
+fn compaction() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/coalesce_s10/compaction.cu"]))
+}
+
+/// (audit 20261205 #44, marchingCubes `pos[numVertsScanned[voxel] + i]`)
+/// A loaded base plus the counter of a unit-step loop around the access:
+/// each lane writes a contiguous run across the loop, so a note that names
+/// the loop; a gather through a loaded index stays a warning.
+#[test]
+fn a_loaded_base_plus_a_loop_counter_is_a_per_lane_run() {
+    let at = |line: u64| -> Vec<&serde_json::Value> {
+        compaction()
+            .iter()
+            .filter(|f| f["rule"] == "uncoalesced-global" && f["line"] == line)
+            .collect()
+    };
+    let f = at(9);
+    let run: Vec<_> = f
+        .iter()
+        .filter(|f| f["message"].as_str().unwrap().starts_with("write of `out"))
+        .collect();
+    assert_eq!(run.len(), 1, "{:#?}", compaction());
+    assert_eq!(run[0]["severity"], "note", "{:#?}", run[0]);
+    let m = run[0]["message"].as_str().unwrap();
+    assert!(m.contains("loop at line 7"), "{m}");
+    assert!(m.contains("each lane writes a contiguous run"), "{m}");
+    let g = at(12);
+    assert!(
+        g.iter()
+            .any(|f| f["severity"] == "warning" && f["message"].as_str().unwrap().contains("`g[")),
+        "{:#?}",
+        compaction()
+    );
+}

@@ -658,13 +658,15 @@ fn fp64_ops_once_per_thread_next_to_as_many_accesses_are_a_note() {
             })
             .collect()
     };
-    let once = sev("scale_once");
-    assert_eq!(once.len(), 1, "{v:#}");
-    assert_eq!(once[0].0, "note", "{once:?}");
-    assert!(
-        once[0].1.contains("once per thread outside every loop"),
-        "{once:?}"
-    );
+    for k in ["scale_once", "setup_only"] {
+        let once = sev(k);
+        assert_eq!(once.len(), 1, "{k}: {v:#}");
+        assert_eq!(once[0].0, "note", "{k}: {once:?}");
+        assert!(
+            once[0].1.contains("once per thread outside every loop"),
+            "{once:?}"
+        );
+    }
     for k in ["scale_loop", "many_ops"] {
         let w = sev(k);
         assert_eq!(w.len(), 1, "{k}: {v:#}");

@@ -725,6 +725,28 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (audit 20261205 #44, marchingCubes `pos[numVertsScanned[voxel] +
+        // i]`) A data-dependent base plus the counter of a unit-step loop:
+        // each lane covers a run of its own across the loop.
+        let (severity, message) = match (&g.sectors, lane_run_loop(f, a, &parents, acc)) {
+            (crate::facts::coalescing::Sectors::DataDependent, Some(l))
+                if severity == Severity::Warning =>
+            {
+                (
+                    Severity::Note,
+                    format!(
+                        "{message}; but the index adds the counter of the loop at line {} to a \
+                         base of its own per lane, so across that loop each lane {} a contiguous \
+                         run: the sectors one iteration touches in part, the next iterations of \
+                         the same lane complete while they are still in cache, and what this \
+                         costs beyond the minimum depends on how short the runs are",
+                        line_ref(abs(&f.stmt(l).span).0),
+                        if acc.is_write { "writes" } else { "reads" }
+                    ),
+                )
+            }
+            _ => (severity, message),
+        };
         // (audit 20261203 #14) A fix-up that runs only for lanes whose
         // value is NaN or infinite: cold in a healthy run.
         let (severity, message) = match exceptional_value_guard(f, &parents, acc.stmt) {
@@ -1252,6 +1274,70 @@ fn hoistable_shared_read(
         return None;
     }
     Some(l)
+}
+
+/// (audit 20261205 #44) The loop whose counter the access's last index
+/// adds to another term: `b + i` (through one local defined once, `index
+/// = b + i`), with `i` an induction variable stepped by `++` or `+= 1` of
+/// a loop around the access and `b` not mentioning `i`.
+fn lane_run_loop(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    parents: &[Option<crate::ir::StmtId>],
+    acc: &crate::ir::Access,
+) -> Option<crate::ir::StmtId> {
+    use crate::ir::{BinOp, ExprId, ExprKind};
+    let strip = |mut e: ExprId| {
+        while let ExprKind::Cast(_, x) = &f.expr(e).kind {
+            e = *x;
+        }
+        e
+    };
+    let mut idx = strip(*acc.indices.last()?);
+    if let ExprKind::Var(v) = f.expr(idx).kind
+        && f.var(v).param_position.is_none()
+        && let Some(init) = crate::facts::barriers::single_def(f, v.0)
+    {
+        idx = strip(init);
+    }
+    let ExprKind::Binary(BinOp::Add, l, r) = f.expr(idx).kind else {
+        return None;
+    };
+    let mentions = |e: ExprId, v: crate::ir::VarId| {
+        let mut todo = vec![e];
+        let mut n = 0;
+        while let Some(x) = todo.pop() {
+            n += 1;
+            if n > 1024 || matches!(f.expr(x).kind, ExprKind::Var(w) if w == v) {
+                return true;
+            }
+            todo.extend(f.child_exprs(x));
+        }
+        false
+    };
+    let mut at = parents.get(acc.stmt.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if let Some(info) = a.loops.get(p) {
+            for iv in &info.vars {
+                let unit = iv.op == crate::facts::loops::StepOp::Add
+                    && iv
+                        .step
+                        .is_none_or(|s| matches!(f.expr(s).kind, ExprKind::Int(1)));
+                if !unit {
+                    continue;
+                }
+                for (counter, base) in [(l, r), (r, l)] {
+                    if matches!(f.expr(strip(counter)).kind, ExprKind::Var(w) if w == iv.var)
+                        && !mentions(base, iv.var)
+                    {
+                        return Some(p);
+                    }
+                }
+            }
+        }
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    None
 }
 
 /// Whether statement `s` is a bare `return;` (alone or in a block).
