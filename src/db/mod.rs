@@ -597,6 +597,10 @@ pub fn function_inputs<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionInp
 pub fn function_analysis<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<crate::facts::Analysis> {
     let ir = function_ir(db, f);
     let inputs = function_inputs(db, f);
+    let ir = match crate::facts::launch::with_block_dim_params(&ir, &inputs.launch) {
+        Some(special) => Arc::new(special),
+        None => ir,
+    };
     let cost = db.workspace().cost(db);
     Arc::new(crate::facts::Analysis::compute_with_cost(
         &ir,

@@ -91,6 +91,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
                 grid: agree(prev.grid, dims.grid),
                 warp_lockstep: false,
                 template_values: agree(prev.template_values, dims.template_values),
+                param_block_dims: agree(prev.param_block_dims, dims.param_block_dims),
             },
         });
     }

@@ -148,6 +148,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         grid,
                         warp_lockstep: false,
                         template_values,
+                        param_block_dims: crate::facts::launch::param_block_dims(&f, l),
                     },
                 ));
             }

@@ -40,6 +40,13 @@ pub struct LaunchDims {
     /// `Function::template_params`) that every launch site agrees on; only
     /// the first [`MAX_TEMPLATE_VALUES`] parameters are tracked.
     pub template_values: [Option<i64>; MAX_TEMPLATE_VALUES],
+    /// (audit 20261205/20261206 #41, dwtHaar1D `bdim`) For each of the
+    /// first [`MAX_PARAM_DIMS`] parameters, the block dimension (0 = x,
+    /// 1 = y, 2 = z) every launch site passes as its argument: the same
+    /// expression as that dimension of the launch's block (`k<<<g, b>>>(…,
+    /// b.x)`), so the parameter equals `blockDim` there.
+    #[serde(default)]
+    pub param_block_dims: [Option<u8>; MAX_PARAM_DIMS],
 }
 
 impl LaunchDims {
@@ -50,9 +57,13 @@ impl LaunchDims {
             grid: [None; 3],
             warp_lockstep: false,
             template_values: [None; MAX_TEMPLATE_VALUES],
+            param_block_dims: [None; MAX_PARAM_DIMS],
         }
     }
 }
+
+/// How many parameters [`LaunchDims::param_block_dims`] tracks.
+pub const MAX_PARAM_DIMS: usize = 16;
 
 /// How many template parameters [`LaunchDims::template_values`] tracks.
 pub const MAX_TEMPLATE_VALUES: usize = 8;

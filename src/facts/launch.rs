@@ -185,6 +185,116 @@ fn from_callers(f: &Function, v: VarId, file: &[&Function], depth: u32) -> Optio
     value
 }
 
+/// (audit 20261205/20261206 #41) For each kernel argument of launch `l` in
+/// host function `f`, the block dimension it repeats: the argument is the
+/// same expression as that dimension of the launch's block (`b.x` for a
+/// `dim3 b`, the integer block itself, or the corresponding argument of a
+/// `dim3(…)` construction), evaluated at the same point, so the kernel's
+/// parameter equals `blockDim` in that dimension.
+pub fn param_block_dims(
+    f: &Function,
+    l: &crate::ir::Launch,
+) -> [Option<u8>; super::barriers::MAX_PARAM_DIMS] {
+    let mut out = [None; super::barriers::MAX_PARAM_DIMS];
+    let Some(b) = l.block else {
+        return out;
+    };
+    let strip = |mut e: ExprId| {
+        while let ExprKind::Cast(_, x) = &f.expr(e).kind {
+            e = *x;
+        }
+        e
+    };
+    let b = strip(b);
+    // The expression text of each dimension of the block.
+    let dims: [Option<String>; 3] = match &f.expr(b).kind {
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => {
+            let name = &f.var(*v).name;
+            ["x", "y", "z"].map(|m| Some(format!("{name}.{m}")))
+        }
+        ExprKind::Var(v) if is_int(&f.var(*v).ty) => [Some(f.var(*v).name.clone()), None, None],
+        ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
+            std::array::from_fn(|i| args.get(i).map(|a| f.expr_text(strip(*a))))
+        }
+        _ => [None, None, None],
+    };
+    for (i, a) in l.args.iter().take(out.len()).enumerate() {
+        let a = strip(*a);
+        // Only names and members: an expression with a call or a side
+        // effect may differ between its two evaluations.
+        if !matches!(
+            f.expr(a).kind,
+            ExprKind::Var(_) | ExprKind::Member { arrow: false, .. }
+        ) {
+            continue;
+        }
+        let t = f.expr_text(a);
+        out[i] = dims
+            .iter()
+            .position(|d| d.as_deref() == Some(t.as_str()))
+            .map(|d| d as u8);
+    }
+    out
+}
+
+/// (audit 20261205/20261206 #41) Kernel `f` with every read of a parameter
+/// that each launch passes as a block dimension
+/// ([`LaunchDims::param_block_dims`](super::barriers::LaunchDims)) replaced
+/// by that `blockDim` (expression ids, spans and text positions unchanged),
+/// when the kernel never writes the parameter; `None` when there is none.
+pub fn with_block_dim_params(
+    f: &Function,
+    launch: &super::barriers::LaunchDims,
+) -> Option<Function> {
+    use crate::ir::{Builtin, Dim, UnOp};
+    if f.kind != crate::ir::FunctionKind::Kernel
+        || launch.param_block_dims.iter().all(Option::is_none)
+    {
+        return None;
+    }
+    let mut subst: Vec<(VarId, Dim)> = Vec::new();
+    for (i, v) in f.vars.iter().enumerate() {
+        let Some(pos) = v.param_position else {
+            continue;
+        };
+        let Some(Some(d)) = launch.param_block_dims.get(pos as usize) else {
+            continue;
+        };
+        if v.by_ref || !is_int(&v.ty) {
+            continue;
+        }
+        let id = VarId(i as u32);
+        let is_v = |x: ExprId| matches!(f.expr(x).kind, ExprKind::Var(w) if w == id);
+        let written = f.exprs.iter().any(|e| match &e.kind {
+            ExprKind::Assign { lhs: x, .. }
+            | ExprKind::IncDec { target: x, .. }
+            | ExprKind::Unary(UnOp::AddrOf, x) => is_v(*x),
+            _ => false,
+        });
+        if written {
+            continue;
+        }
+        let dim = match d {
+            0 => Dim::X,
+            1 => Dim::Y,
+            _ => Dim::Z,
+        };
+        subst.push((id, dim));
+    }
+    if subst.is_empty() {
+        return None;
+    }
+    let mut g = f.clone();
+    for e in g.exprs.iter_mut() {
+        if let ExprKind::Var(v) = e.kind
+            && let Some((_, d)) = subst.iter().find(|(w, _)| *w == v)
+        {
+            e.kind = ExprKind::Builtin(Builtin::BlockDim(*d));
+        }
+    }
+    Some(g)
+}
+
 fn is_dim3(t: &Type) -> bool {
     matches!(t, Type::Named(n) | Type::Record { name: n, .. } if n == "dim3" || n.ends_with("::dim3"))
 }
