@@ -1129,6 +1129,20 @@ pub fn function_findings(
         let exited = v.via_exit
             && matches!(b.kind, BarrierKind::SyncThreads | BarrierKind::CgBlockSync)
             && sync::exit_is_return(f, v.cond);
+        // (audit 20261206 #48) A loop condition the lanes of each warp agree
+        // on, before a block barrier.
+        let between_warps = !v.via_exit
+            && scope == "block"
+            && a.branches.iter().any(|br| {
+                br.cond == v.cond
+                    && br.kind == crate::facts::divergence::BranchKind::WarpUniform
+                    && matches!(
+                        f.stmt(br.stmt).kind,
+                        crate::ir::StmtKind::For { .. }
+                            | crate::ir::StmtKind::While { .. }
+                            | crate::ir::StmtKind::DoWhile { .. }
+                    )
+            });
         let message = if exited {
             format!(
                 "{what} follows a thread-dependent `return` (line {cline_ref}, taken when \
@@ -1142,6 +1156,18 @@ pub fn function_findings(
                 "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
                  when `{cond_text}`, which depends on {dims}"
             )
+        } else if between_warps {
+            // (audit 20261206 #48, layernorm_backward `bt < B * T` in a
+            // warp-stride loop) The lanes of each warp agree: the warps of a
+            // block reach the barrier different numbers of times only for
+            // some values of the bound.
+            format!(
+                "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) holds; \
+                 the lanes of each warp agree on it (it depends on {dims} only through the warp \
+                 index), so it can differ between the warps of a {scope}: for the values of its \
+                 bound where some warps of a block take one more turn than others, they wait at \
+                 different barriers (a hang or wrong results); for the others all warps agree"
+            )
         } else {
             format!(
                 "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) holds, \
@@ -1151,7 +1177,7 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: if exited {
+            severity: if exited || between_warps {
                 Severity::Warning
             } else {
                 Severity::Error
