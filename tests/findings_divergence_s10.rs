@@ -32,3 +32,25 @@ fn an_early_return_in_a_loop_and_a_guarded_body_still_are() {
     let w = divergent("work_under_test");
     assert!(w.iter().any(|f| f["line"] == 29), "{:#?}", findings());
 }
+
+/// (audit 20261207 #33, bisect_util `1 == multiplicity`) A straight-line
+/// part outside every loop of up to four times the predication threshold
+/// (ops and memory accesses) costs a few dozen issue slots once: a note
+/// that says so; a longer one stays a warning.
+#[test]
+fn a_medium_part_run_once_is_a_note_a_long_one_a_warning() {
+    let m = divergent("once_medium");
+    assert_eq!(m.len(), 1, "{:#?}", findings());
+    assert_eq!(m[0]["severity"], "note", "{:#?}", m[0]);
+    assert!(
+        m[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("run once per thread outside any loop"),
+        "{:#?}",
+        m[0]
+    );
+    let l = divergent("once_long");
+    assert_eq!(l.len(), 1, "{:#?}", findings());
+    assert_eq!(l[0]["severity"], "warning", "{:#?}", l[0]);
+}

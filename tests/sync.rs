@@ -118,9 +118,17 @@ fn barrier_divergence_is_refined() {
         !has(&set, "early_exit", "barrier-divergence", "error"),
         "{set:?}"
     );
-    // A loop whose trip count differs per warp, holding a barrier: error.
+    // A loop whose trip count differs per warp, holding a barrier: the
+    // lanes of each warp agree, the warps differ only for some `n`, and
+    // with no barrier after the loop the warps that finish exit (defined
+    // since sm_70): a warning that says so (audits 20261206 #48, 20261207
+    // #48), not an error.
     assert!(
-        has(&set, "per_warp_loop", "barrier-divergence", "error"),
+        has(&set, "per_warp_loop", "barrier-divergence", "warning"),
+        "{set:?}"
+    );
+    assert!(
+        !has(&set, "per_warp_loop", "barrier-divergence", "error"),
         "{set:?}"
     );
 }

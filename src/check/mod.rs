@@ -868,7 +868,9 @@ pub fn function_findings(
             && tail.is_none()
             && !looping
             && w.calls == 0
-            && w.ops + w.memory < a.cost.divergent_min_ops
+            // (audit 20261207 #33) Up to four times the predication
+            // threshold: a few dozen issue slots, once.
+            && w.ops + w.memory < 4 * a.cost.divergent_min_ops
             && !in_loop(b.stmt);
         let severity = if tail.is_none()
             && !b.in_expression
@@ -1131,18 +1133,42 @@ pub fn function_findings(
             && sync::exit_is_return(f, v.cond);
         // (audit 20261206 #48) A loop condition the lanes of each warp agree
         // on, before a block barrier.
-        let between_warps = !v.via_exit
-            && scope == "block"
-            && a.branches.iter().any(|br| {
-                br.cond == v.cond
-                    && br.kind == crate::facts::divergence::BranchKind::WarpUniform
-                    && matches!(
-                        f.stmt(br.stmt).kind,
-                        crate::ir::StmtKind::For { .. }
-                            | crate::ir::StmtKind::While { .. }
-                            | crate::ir::StmtKind::DoWhile { .. }
-                    )
-            });
+        let is_loop = |s: crate::ir::StmtId| {
+            matches!(
+                f.stmt(s).kind,
+                crate::ir::StmtKind::For { .. }
+                    | crate::ir::StmtKind::While { .. }
+                    | crate::ir::StmtKind::DoWhile { .. }
+            )
+        };
+        let warp_loop = (!v.via_exit && scope == "block")
+            .then(|| {
+                a.branches.iter().find(|br| {
+                    br.cond == v.cond
+                        && br.kind == crate::facts::divergence::BranchKind::WarpUniform
+                        && is_loop(br.stmt)
+                })
+            })
+            .flatten();
+        let between_warps = warp_loop.is_some();
+        // (audit 20261207 #48) With no barrier after that loop (and no loop
+        // around it), the warps that finish first exit.
+        let then_exit = warp_loop.is_some_and(|br| {
+            let end = f.stmt(br.stmt).span.end_line;
+            !in_loop(br.stmt) && !f.barriers.iter().any(|o| f.stmt(o.stmt).span.line > end)
+        });
+        // (audit 20261207 #23) A stride loop: the lanes' trip counts differ
+        // by at most one, so only its last iteration can leave lanes out.
+        let stride_tail = (!v.via_exit)
+            .then(|| {
+                a.branches.iter().find_map(|br| match &br.kind {
+                    crate::facts::divergence::BranchKind::StrideTail {
+                        stride, exact_if, ..
+                    } if br.cond == v.cond && is_loop(br.stmt) => Some((*stride, *exact_if)),
+                    _ => None,
+                })
+            })
+            .flatten();
         let message = if exited {
             format!(
                 "{what} follows a thread-dependent `return` (line {cline_ref}, taken when \
@@ -1155,6 +1181,31 @@ pub fn function_findings(
             format!(
                 "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
                  when `{cond_text}`, which depends on {dims}"
+            )
+        } else if let Some((stride, exact)) = stride_tail {
+            format!(
+                "{what} is in a {} (`{cond_text}`, line {cline_ref}) whose lanes' trip counts differ \
+                 by at most one: only in its last iteration can some threads of a {scope} have left \
+                 the loop, and then {what} is reached by only part of the {scope} (undefined \
+                 behaviour, a hang before sm_70){}",
+                stride.loop_name(),
+                exact
+                    .map(|(bound, step)| format!(
+                        "; this happens only when `{}` is not a multiple of `{}`",
+                        f.expr_text(bound),
+                        f.expr_text(step)
+                    ))
+                    .unwrap_or_default()
+            )
+        } else if then_exit {
+            format!(
+                "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) holds; \
+                 the lanes of each warp agree on it (it depends on {dims} only through the warp \
+                 index), so for some values of its bound some warps of a block take one more turn \
+                 than others; no barrier follows the loop, so the warps that finish first exit, \
+                 and since sm_70 a barrier waits only for threads that have not exited: defined \
+                 there, but the exited warps must not be expected to have written data read after \
+                 the barrier, and before sm_70 it can hang"
             )
         } else if between_warps {
             // (audit 20261206 #48, layernorm_backward `bt < B * T` in a
@@ -1177,7 +1228,7 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: if exited || between_warps {
+            severity: if exited || between_warps || stride_tail.is_some() {
                 Severity::Warning
             } else {
                 Severity::Error
