@@ -1364,12 +1364,7 @@ fn lane_run_loop(
     acc: &crate::ir::Access,
 ) -> Option<crate::ir::StmtId> {
     use crate::ir::{BinOp, ExprId, ExprKind};
-    let strip = |mut e: ExprId| {
-        while let ExprKind::Cast(_, x) = &f.expr(e).kind {
-            e = *x;
-        }
-        e
-    };
+    let strip = |e: ExprId| f.strip_casts(e);
     let mut idx = strip(*acc.indices.last()?);
     if let ExprKind::Var(v) = f.expr(idx).kind
         && f.var(v).param_position.is_none()

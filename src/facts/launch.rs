@@ -199,12 +199,7 @@ pub fn param_block_dims(
     let Some(b) = l.block else {
         return out;
     };
-    let strip = |mut e: ExprId| {
-        while let ExprKind::Cast(_, x) = &f.expr(e).kind {
-            e = *x;
-        }
-        e
-    };
+    let strip = |e: ExprId| f.strip_casts(e);
     let b = strip(b);
     // The expression text of each dimension of the block.
     let dims: [Option<String>; 3] = match &f.expr(b).kind {

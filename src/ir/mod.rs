@@ -626,6 +626,14 @@ impl Function {
         &self.vars[id.0 as usize]
     }
 
+    /// `id` with any casts around it removed (`(int)(unsigned)x` → `x`).
+    pub fn strip_casts(&self, mut id: ExprId) -> ExprId {
+        while let ExprKind::Cast(_, x) = &self.expr(id).kind {
+            id = *x;
+        }
+        id
+    }
+
     /// Render an expression back to (normalised) C-like text.
     pub fn expr_text(&self, id: ExprId) -> String {
         let mut s = String::new();
