@@ -506,6 +506,42 @@ fn work_clause(
     )
 }
 
+/// (issue 8, session 11) The work clause of a divergent part short enough
+/// to be predicated that touches memory: what a split costs, and, inside a
+/// loop, against what (`(line of the loop, operations per iteration when
+/// bounded)`).
+fn predicated_clause(
+    b: &crate::facts::divergence::BranchFact,
+    within: Option<(u32, Option<u32>)>,
+) -> String {
+    let w = b.work;
+    let per = match within {
+        Some((line, Some(ops))) => format!(
+            " each iteration of the loop at line {}, against about {ops} operations in the \
+             iteration",
+            line_ref(line)
+        ),
+        Some((line, None)) => format!(
+            " each iteration of the loop at line {}, whose iteration also runs nested loops",
+            line_ref(line)
+        ),
+        None => " each time it runs".to_string(),
+    };
+    format!(
+        " (divergent part: straight-line code, about {} operations, {} of them memory \
+         accesses: short enough for the compiler to predicate, so a split warp loses about {} \
+         issue slots{per}){}",
+        w.ops,
+        w.memory,
+        w.ops,
+        if b.data_dependent {
+            "; the condition depends on values loaded per thread"
+        } else {
+            ""
+        }
+    )
+}
+
 /// The findings of one kernel or device function `f` with its analysis
 /// `a`. Lines are relative to the function: line 1 is its first line (the
 /// caller adds the function's 0-based start line); `file` and
@@ -530,7 +566,8 @@ pub fn function_findings(
     let key = String::new();
     let abs = |s: &Span| (s.line + 1, s.col);
     let parents = crate::facts::divergence::stmt_parents(f);
-    let in_loop = |s: crate::ir::StmtId| {
+    // The innermost loop around statement `s`.
+    let innermost_loop = |s: crate::ir::StmtId| {
         let mut at = parents.get(s.0 as usize).copied().flatten();
         while let Some(p) = at {
             if matches!(
@@ -539,12 +576,13 @@ pub fn function_findings(
                     | crate::ir::StmtKind::While { .. }
                     | crate::ir::StmtKind::DoWhile { .. }
             ) {
-                return true;
+                return Some(p);
             }
             at = parents.get(p.0 as usize).copied().flatten();
         }
-        false
+        None
     };
+    let in_loop = |s: crate::ir::StmtId| innermost_loop(s).is_some();
     for g in &a.global {
         // (issue 8) Fields of one element used by one statement: the first
         // access of the group carries the finding.
@@ -859,7 +897,24 @@ pub fn function_findings(
         // stated in the message: a note whatever the condition reads. (The
         // interleaved reduction's `s[t] += s[t + k]`, three accesses, stays
         // a warning.)
-        let tiny = bounded && w.calls == 0 && w.memory <= 1 && w.ops < a.cost.divergent_min_ops;
+        let predicable = bounded && w.calls == 0 && w.ops < a.cost.divergent_min_ops;
+        // (audit 20261208 #1 hotspot `if (computed) t[ty][tx] = …`, #30
+        // FDTD3d) Such a part inside a loop whose iteration does at least
+        // four times its work: the split costs a small share of each
+        // iteration, whatever memory the part touches.
+        let loop_share = innermost_loop(b.stmt)
+            .filter(|_| predicable && tail.is_none())
+            .and_then(|l| {
+                let body = match &f.stmt(l).kind {
+                    crate::ir::StmtKind::For { body, .. }
+                    | crate::ir::StmtKind::While { body, .. }
+                    | crate::ir::StmtKind::DoWhile { body, .. } => *body,
+                    _ => return None,
+                };
+                let lw = crate::facts::divergence::stmt_work(f, &a.loops, body, None);
+                (lw.unbounded || lw.ops >= 4 * w.ops).then_some((l, lw))
+            });
+        let tiny = predicable && (w.memory <= 1 || loop_share.is_some());
         // (audit 20261203 #27) Straight-line, under the predication
         // threshold counting its memory accesses too, and outside every
         // loop: it runs once per thread (once per call in a device
@@ -907,12 +962,21 @@ pub fn function_findings(
                 message: format!(
                     "{}{}",
                     divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
-                    work_clause(
-                        b,
-                        tail.is_some(),
-                        4 * a.cost.divergent_min_ops,
-                        (once_short && w.memory > 0).then_some(f.kind)
-                    )
+                    if tiny && w.memory > 0 && !once_short {
+                        predicated_clause(
+                            b,
+                            loop_share.map(|(l, lw)| {
+                                (abs(&f.stmt(l).span).0, (!lw.unbounded).then_some(lw.ops))
+                            }),
+                        )
+                    } else {
+                        work_clause(
+                            b,
+                            tail.is_some(),
+                            4 * a.cost.divergent_min_ops,
+                            (once_short && w.memory > 0).then_some(f.kind),
+                        )
+                    }
                 ),
                 facts: serde_json::json!({
                     "condition": cond_text,

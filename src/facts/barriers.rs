@@ -263,12 +263,73 @@ pub fn group_uniform(
     // whatever blockDim.x is, so an edge at a multiple of 32 is a warp
     // boundary (audit 20261203 #25, reduce6 `tid < 64`).
     let one_d = launch.block[1] == Some(1) && launch.block[2] == Some(1);
+    // (audit 20261208 #26, reduce6 `cta.thread_rank() < 32`) A block's
+    // `thread_rank()` is the linear thread index, and warps are runs of
+    // 32 consecutive linear indices whatever the block's shape: an edge at
+    // a multiple of the group never splits one.
+    if rank_splits_at_group_boundary(f, u, c, group) {
+        return true;
+    }
     dims & !(1 << DIM_X) == 0
         && if x_is_full_warps || one_d {
             splits_at_group_boundary(f, u, c, group, true)
         } else {
             bx.is_none() && splits_at_group_boundary(f, u, c, group, false)
         }
+}
+
+/// Whether every comparison in condition `c` compares a block's linear
+/// thread rank (`g.thread_rank()` of `this_thread_block()`, plus a constant)
+/// with a constant at a multiple of `group`.
+fn rank_splits_at_group_boundary(f: &Function, u: &Uniformity, c: ExprId, group: i64) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+            rank_splits_at_group_boundary(f, u, *a, group)
+                && rank_splits_at_group_boundary(f, u, *b, group)
+        }
+        ExprKind::Unary(crate::ir::UnOp::Not, a) => rank_splits_at_group_boundary(f, u, *a, group),
+        ExprKind::Binary(op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge), a, b) => {
+            let (x_side, k_side, flip) = if u.is_uniform(b.0) {
+                (*a, *b, false)
+            } else {
+                (*b, *a, true)
+            };
+            let (Some(k), Some(c0)) = (const_value(f, k_side), rank_offset(f, x_side, 0)) else {
+                return false;
+            };
+            // `r + c0 < k` splits at r = k - c0; `<=`/`>` one further
+            // (mirrored when the rank is on the right).
+            let le_gt = matches!(op, BinOp::Le | BinOp::Gt) != flip;
+            (k - c0 + i64::from(le_gt)).rem_euclid(group) == 0
+        }
+        _ => false,
+    }
+}
+
+/// `Some(c0)` when `e` is a block's thread rank plus the constant `c0`
+/// (through locals set once).
+fn rank_offset(f: &Function, e: ExprId, depth: u32) -> Option<i64> {
+    if depth > 8 {
+        return None;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Call { .. } => matches!(
+            super::coop::group_method(f, e),
+            Some((super::coop::Group::Block, "thread_rank"))
+        )
+        .then_some(0),
+        ExprKind::Cast(_, a) => rank_offset(f, *a, depth + 1),
+        ExprKind::Var(v) => single_def(f, v.0).and_then(|d| rank_offset(f, d, depth + 1)),
+        ExprKind::Binary(BinOp::Add, a, b) => match (const_value(f, *a), const_value(f, *b)) {
+            (None, Some(k)) => rank_offset(f, *a, depth + 1).map(|c| c + k),
+            (Some(k), None) => rank_offset(f, *b, depth + 1).map(|c| c + k),
+            _ => None,
+        },
+        ExprKind::Binary(BinOp::Sub, a, b) => {
+            rank_offset(f, *a, depth + 1).and_then(|c| Some(c - const_value(f, *b)?))
+        }
+        _ => None,
+    }
 }
 
 fn splits_at_group_boundary(

@@ -1511,6 +1511,7 @@ pub fn divergent_work(
         returns_ok: false,
         switches: 0,
         callees,
+        whole: false,
     };
     if in_expression {
         for e in &f.exprs {
@@ -1546,6 +1547,30 @@ pub fn divergent_work(
     w.work
 }
 
+/// (issue 8, session 11) The [`Work`] of one run of statement `s` (a loop's
+/// body: one iteration), counted as [`divergent_work`] counts a divergent
+/// part: inner loops make it unbounded.
+pub fn stmt_work(
+    f: &Function,
+    loops: &LoopFacts,
+    s: StmtId,
+    callees: Option<&super::Callees>,
+) -> Work {
+    let mut w = WorkCx {
+        f,
+        loops,
+        unrolled: Vec::new(),
+        reused: std::collections::BTreeSet::new(),
+        work: Work::default(),
+        returns_ok: false,
+        switches: 0,
+        callees,
+        whole: true,
+    };
+    w.stmt(s);
+    w.work
+}
+
 struct WorkCx<'a> {
     f: &'a Function,
     loops: &'a LoopFacts,
@@ -1560,6 +1585,9 @@ struct WorkCx<'a> {
     /// (session 7) Summaries of the device functions called: a call of one
     /// whose body is straight-line code counts its operations.
     callees: Option<&'a super::Callees>,
+    /// Counting a whole statement ([`stmt_work`]), not a divergent part:
+    /// barriers and jumps are one instruction each.
+    whole: bool,
 }
 
 impl WorkCx<'_> {
@@ -1651,6 +1679,14 @@ impl WorkCx<'_> {
                     calls: outer.calls.saturating_add(once.calls.saturating_mul(n)),
                     unbounded: outer.unbounded || once.unbounded,
                 };
+            }
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(None)
+            | StmtKind::Barrier(_)
+                if self.whole =>
+            {
+                self.op()
             }
             StmtKind::For { .. }
             | StmtKind::While { .. }
@@ -2548,6 +2584,7 @@ pub fn body_ops(f: &Function, callees: &super::Callees) -> Option<u32> {
         returns_ok: true,
         switches: 0,
         callees: Some(callees),
+        whole: false,
     };
     w.stmt(body);
     (!w.work.unbounded && w.work.calls == 0).then_some(w.work.ops)

@@ -157,7 +157,8 @@ impl Builder<'_> {
                 // are thread indices (x, y, z), not opaque per-thread data;
                 // sizes and a warp-multiple tile's rank among tiles are
                 // not per-thread.
-                match super::coop::group_method(self.f, id) {
+                let method = super::coop::group_method(self.f, id);
+                match method {
                     Some((g, "thread_rank")) => {
                         let _ = g;
                         self.r
@@ -173,7 +174,10 @@ impl Builder<'_> {
                     None if varies_per_thread(callee) => self.r.thread_src.push((e, VARIES)),
                     None => {}
                 }
-                if let Some(s) = self.callees.get(callee) {
+                // (audit 20261208 #26) A recognised group method is not the
+                // workspace's function of the same name (`thread_rank` of
+                // some header's own class).
+                if let Some(s) = self.callees.get(callee).filter(|_| method.is_none()) {
                     for d in 0..4u8 {
                         if s.dims & (1 << d) != 0 {
                             self.r.thread_src.push((e, d));

@@ -1,0 +1,49 @@
+//! issue 8, session 11 (audit 20261208 #26 reduce6 `cta.thread_rank() <
+//! 32`; #1 hotspot and #30 FDTD3d, a one- or two-instruction copy under an
+//! edge flag inside a loop). Fixture:
+//! tests/fixtures/findings/divergence_s11/kernels.cu.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/divergence_s11/kernels.cu"]))
+}
+
+fn divergent(function: &str) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| f["rule"] == "divergent-branch" && f["function"] == function)
+        .collect()
+}
+
+/// A block's `thread_rank()` is the linear thread index, and warps are
+/// runs of 32 consecutive ones whatever the block's shape (here unknown):
+/// `rank < 32` is warp 0, `rank < 40` splits warp 1.
+#[test]
+fn a_rank_edge_at_a_multiple_of_32_splits_no_warp() {
+    assert!(divergent("rank_last_warp").is_empty(), "{:#?}", findings());
+    assert_eq!(divergent("rank_mid_warp").len(), 1, "{:#?}", findings());
+}
+
+/// A two-instruction part inside a loop whose iteration does more than
+/// four times its work is a note that states what the split costs per
+/// iteration; the interleaved reduction, whose loop is mostly the split
+/// part, stays a warning.
+#[test]
+fn a_predicable_part_in_a_larger_loop_is_a_note_with_its_cost() {
+    let e = divergent("edge_copy_in_loop");
+    assert_eq!(e.len(), 1, "{:#?}", findings());
+    assert_eq!(e[0]["severity"], "note", "{:#?}", e[0]);
+    let m = e[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("short enough for the compiler to predicate")
+            && m.contains("each iteration of the loop at line"),
+        "{m}"
+    );
+    let r = divergent("interleaved_is_the_loop");
+    assert_eq!(r.len(), 1, "{:#?}", findings());
+    assert_eq!(r[0]["severity"], "warning", "{:#?}", r[0]);
+}
