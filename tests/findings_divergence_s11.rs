@@ -47,3 +47,24 @@ fn a_predicable_part_in_a_larger_loop_is_a_note_with_its_cost() {
     assert_eq!(r.len(), 1, "{:#?}", findings());
     assert_eq!(r[0]["severity"], "warning", "{:#?}", r[0]);
 }
+
+/// (audit 20261206 #28, reduction `tid < s`) A threshold on a counter the
+/// loop halves: the message says only the iterations below 32 split a warp
+/// (five when it goes down to 1), and none when the loop stops at 32.
+#[test]
+fn a_halving_bound_says_which_iterations_split() {
+    let one = divergent("halving_to_one");
+    assert_eq!(one.len(), 1, "{:#?}", findings());
+    let m = one[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("halves each iteration") && m.contains("only the 5 iterations"),
+        "{m}"
+    );
+    let to32 = divergent("halving_to_32");
+    assert_eq!(to32.len(), 1, "{:#?}", findings());
+    let m = to32[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("which runs only while `k > 32`") && m.contains("no warp splits"),
+        "{m}"
+    );
+}

@@ -506,6 +506,95 @@ fn work_clause(
     )
 }
 
+/// (issue 8, session 11; audit 20261206 #28, reduction `tid < s`) A
+/// threshold on the counter of an enclosing loop that halves it (`s >>= 1`,
+/// `s /= 2`): the bound is a multiple of 32, and splits no warp, while it is
+/// at least 32 and the block a power of two; only the iterations below 32
+/// split one. The clause says which iterations those are, from the loop's
+/// guard.
+fn halving_bound_clause(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    b: &crate::facts::divergence::BranchFact,
+    innermost_loop: &dyn Fn(crate::ir::StmtId) -> Option<crate::ir::StmtId>,
+) -> Option<String> {
+    use crate::facts::divergence::Shape;
+    use crate::facts::loops::StepOp;
+    use crate::ir::{BinOp, ExprKind};
+    if !matches!(b.shape, Shape::OneWarp { tests: 1, .. }) || b.in_expression {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, x, y) =
+        &f.expr(b.cond).kind
+    else {
+        return None;
+    };
+    let var_of = |e: crate::ir::ExprId| match &f.expr(f.strip_casts(e)).kind {
+        ExprKind::Var(v) => Some(*v),
+        _ => None,
+    };
+    let u = &a.uniformity;
+    let v = if u.is_uniform(y.0) && !u.is_uniform(x.0) {
+        var_of(*y)?
+    } else if u.is_uniform(x.0) && !u.is_uniform(y.0) {
+        var_of(*x)?
+    } else {
+        return None;
+    };
+    // The enclosing loops, innermost first: one of them halves `v`.
+    let mut at = innermost_loop(b.stmt);
+    while let Some(l) = at {
+        if let Some(info) = a.loops.get(l)
+            && let Some(iv) = info.vars.iter().find(|iv| iv.var == v)
+        {
+            let step = iv
+                .step
+                .and_then(|e| crate::facts::barriers::const_value(f, e));
+            let halves = matches!(
+                (iv.op, step),
+                (StepOp::Div, Some(2)) | (StepOp::Shr, Some(1))
+            );
+            let g = info.guard.as_ref().filter(|g| g.var == v)?;
+            let k = crate::facts::barriers::const_value(f, g.bound)?;
+            let least = match g.op {
+                BinOp::Gt => k + 1,
+                BinOp::Ge => k,
+                _ => return None,
+            };
+            if !halves || least < 1 {
+                return None;
+            }
+            let line = line_ref(f.stmt(l).span.line + 1);
+            let name = f.var(v).name.clone();
+            let guard = info.cond.map(|c| f.expr_text(c)).unwrap_or_default();
+            let below: Vec<i64> = [16, 8, 4, 2, 1]
+                .into_iter()
+                .filter(|p| *p >= least)
+                .collect();
+            return Some(if below.is_empty() {
+                format!(
+                    "; `{name}` halves each iteration of the loop at line {line}, which runs \
+                     only while `{guard}`: started from a power of two (half a power-of-two \
+                     block) every value it takes is a multiple of 32, so no warp splits; only \
+                     a block of another size splits one warp per iteration"
+                )
+            } else {
+                format!(
+                    "; `{name}` halves each iteration of the loop at line {line}: started from a \
+                     power of two (half a power-of-two block), it is a multiple of 32 and splits \
+                     no warp while it is 32 or more, so only the {} iteration{} with `{name}` \
+                     below 32 split{} one warp",
+                    below.len(),
+                    if below.len() == 1 { "" } else { "s" },
+                    if below.len() == 1 { "s" } else { "" },
+                )
+            });
+        }
+        at = innermost_loop(l);
+    }
+    None
+}
+
 /// (issue 8, session 11) The work clause of a divergent part short enough
 /// to be predicated that touches memory: what a split costs, and, inside a
 /// loop, against what (`(line of the loop, operations per iteration when
@@ -960,8 +1049,9 @@ pub fn function_findings(
                 function: name.clone(),
                 function_key: key.clone(),
                 message: format!(
-                    "{}{}",
+                    "{}{}{}",
                     divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
+                    halving_bound_clause(f, a, b, &innermost_loop).unwrap_or_default(),
                     if tiny && w.memory > 0 && !once_short {
                         predicated_clause(
                             b,
