@@ -68,3 +68,32 @@ fn a_halving_bound_says_which_iterations_split() {
         "{m}"
     );
 }
+
+/// (heartwall's padding) `if (inside) p[e] = in[…]; else p[e] = 0;`: one
+/// store of a selected value, not two paths.
+#[test]
+fn two_sides_storing_to_one_element_are_a_select() {
+    assert!(divergent("pad_copy").is_empty(), "{:#?}", findings());
+}
+
+/// (audit 20261208 #61, softmax_forward) The race's witness is a pair of
+/// threads of different warps when one exists: no warp-level shuffle
+/// orders them.
+#[test]
+fn a_race_witness_prefers_threads_of_different_warps() {
+    let r: Vec<_> = findings()
+        .iter()
+        .filter(|f| f["rule"] == "shared-race" && f["function"] == "slot_reuse")
+        .collect();
+    assert!(!r.is_empty(), "{:#?}", findings());
+    for f in &r {
+        let m = f["message"].as_str().unwrap();
+        let threads: Vec<u64> = m
+            .split("thread ")
+            .skip(1)
+            .filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok())
+            .collect();
+        assert!(threads.len() >= 2, "{m}");
+        assert_ne!(threads[0] / 32, threads[1] / 32, "{m}");
+    }
+}

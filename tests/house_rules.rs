@@ -672,6 +672,8 @@ fn fp64_ops_once_per_thread_next_to_as_many_accesses_are_a_note() {
         assert_eq!(w.len(), 1, "{k}: {v:#}");
         assert_eq!(w[0].0, "warning", "{k}: {w:?}");
     }
+    // (audit 20261208 #34) Operators of `float4` take `float`.
+    assert!(sev("vector_scale").is_empty(), "{v:#}");
 }
 
 /// (audit 20261205 #46, boxFilter `od[y * w]`) The looped-launch rule

@@ -130,10 +130,18 @@ pub struct RowRuns {
 /// Lane coordinates (x, y) of the `warp` lanes of a full warp: consecutive
 /// `threadIdx.x`, wrapping into the next row when blockDim.x < warp (unknown
 /// blockDim.x counts as a full row).
+///
+/// (audit 20261208 #22, Needleman-Wunsch's 16-thread blocks) A block of
+/// fewer threads than a warp, all three dimensions known, fills only that
+/// many lanes: the warp is the block.
 pub fn lanes(launch: &LaunchDims, warp: u32) -> Vec<(i64, i64)> {
     let w = i64::from(warp.max(1));
     let bx = launch.block[0].map(|b| b as i64).unwrap_or(w).max(1);
-    (0..w)
+    let n = match launch.block {
+        [Some(x), Some(y), Some(z)] => (i64::from(x) * i64::from(y) * i64::from(z)).clamp(1, w),
+        _ => w,
+    };
+    (0..n)
         .map(|l| if bx >= w { (l, 0) } else { (l % bx, l / bx) })
         .collect()
 }
@@ -1092,10 +1100,59 @@ fn lane_cost(
     let distinct: BTreeSet<i64> = bytes.iter().flat_map(|(s, e)| *s..=*e).collect();
     let min_sectors = ((distinct.len() as i64 + sector - 1) / sector).max(1) as u32;
     if let Some(cause) = bound {
+        // (audit 20261208 #22, gaussian `Fan2` in 4x4 blocks: `a[Size * x +
+        // y]`) The lanes that share an x share the symbolic term: their
+        // bytes are runs a constant apart, each at worst one sector more
+        // than its length needs. Without a y that varies, one lane a run.
+        let mut by_x: std::collections::BTreeMap<i64, BTreeSet<i64>> = Default::default();
+        for ((lx, ly), _) in lanes.iter().zip(&bytes) {
+            let off = ints[1] * ly * elem + field;
+            by_x.entry(*lx).or_default().extend(off..off + k);
+        }
+        // Elements are naturally aligned: a run starts at most `sector -
+        // unit` bytes into a sector.
+        let gcd = |mut a: i64, mut b: i64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a.abs().max(1)
+        };
+        let unit = if elem > 0 && field % elem == 0 {
+            gcd(elem, sector)
+        } else {
+            1
+        };
+        let mut runs_sectors = 0i64;
+        for set in by_x.values() {
+            let mut run_start: Option<i64> = None;
+            let mut prev = i64::MIN;
+            for b in set.iter().copied().chain(std::iter::once(i64::MAX)) {
+                if run_start.is_some() && b != prev + 1 {
+                    let len = prev - run_start.unwrap_or(prev) + 1;
+                    runs_sectors += (sector - unit + len - 1) / sector + 1;
+                    run_start = None;
+                }
+                if b != i64::MAX && run_start.is_none() {
+                    run_start = Some(b);
+                }
+                prev = b;
+            }
+        }
+        let up_to = runs_sectors.clamp(1, n_lanes * per_lane);
+        let distinct_bytes: i64 = by_x.values().map(|s| s.len() as i64).sum();
+        let cause = if ints[1] == 1 && by_x.values().any(|s| s.len() as i64 > k) {
+            format!(
+                "{cause}; the index that steps one element from lane to lane is the y one: with \
+                 the roles of threadIdx.x and threadIdx.y swapped, consecutive lanes would access \
+                 consecutive elements"
+            )
+        } else {
+            cause
+        };
         return GlobalAccessCost {
             access: i,
-            sectors: Sectors::UpTo((n_lanes * per_lane) as u32, cause),
-            min_sectors: ((n_lanes * k + sector - 1) / sector) as u32,
+            sectors: Sectors::UpTo(up_to as u32, cause),
+            min_sectors: ((distinct_bytes + sector - 1) / sector).max(1) as u32,
             form,
             misaligned_rows: None,
             fields: None,

@@ -1087,6 +1087,19 @@ fn shape(
     if return_chain(f, &cx_sel, stmt, 0) {
         return Shape::Select;
     }
+    // (issue 8, session 11; heartwall's padding `if (inside) p[e] = in[…];
+    // else p[e] = 0;`) Both sides end in one store to the same element,
+    // after a few register assignments: the compiler selects the value and
+    // stores once, predicating the one load a side may make.
+    if let Some(els) = els
+        && let (Some(a), Some(b)) = (
+            one_store_side(f, &cx_sel, *then),
+            one_store_side(f, &cx_sel, *els),
+        )
+        && a == b
+    {
+        return Shape::Select;
+    }
     if let Some(els) = els
         && let (Some(a), Some(b)) = (single_call(f, *then), single_call(f, *els))
         && a == b
@@ -1256,6 +1269,56 @@ fn select_stmt(f: &Function, sc: &SelectCx<'_>, s: StmtId, budget: &mut usize) -
         }
         _ => false,
     }
+}
+
+/// For a branch side that is at most three register assignments followed
+/// by exactly one plain store `lhs = v;` to memory, whose index is a
+/// register value and whose value is a register value or one load at a
+/// register index: the text of `lhs`.
+fn one_store_side(f: &Function, sc: &SelectCx<'_>, s: StmtId) -> Option<String> {
+    let items: Vec<StmtId> = match &f.stmt(s).kind {
+        StmtKind::Block(v) => v.clone(),
+        _ => vec![s],
+    };
+    let (last, before) = items.split_last()?;
+    let mut budget = 4usize;
+    if !before.iter().all(|x| select_stmt(f, sc, *x, &mut budget)) {
+        return None;
+    }
+    let StmtKind::Expr(e) = &f.stmt(*last).kind else {
+        return None;
+    };
+    let ExprKind::Assign { op: None, lhs, rhs } = &f.expr(*e).kind else {
+        return None;
+    };
+    if !register_indexed(f, sc, *lhs) {
+        return None;
+    }
+    let value_ok = select_expr(f, sc, *rhs, 0) || register_indexed(f, sc, f.strip_casts(*rhs));
+    value_ok.then(|| f.expr_text(*lhs))
+}
+
+/// Whether `e` is an element `a[i]…[j]` whose subscripts are register
+/// values (the array expression itself makes no call or assignment).
+fn register_indexed(f: &Function, sc: &SelectCx<'_>, e: ExprId) -> bool {
+    let ExprKind::Index { .. } = &f.expr(e).kind else {
+        return false;
+    };
+    let mut at = e;
+    for _ in 0..8 {
+        match &f.expr(at).kind {
+            ExprKind::Index { base, index } => {
+                if !select_expr(f, sc, *index, 0) {
+                    return false;
+                }
+                at = *base;
+            }
+            ExprKind::Member { base, .. } => at = *base,
+            ExprKind::Var(_) | ExprKind::Name(_) => return true,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The value of a branch side that is exactly one `return e;`.

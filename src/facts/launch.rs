@@ -123,9 +123,15 @@ fn host_const(f: &Function, e: ExprId, depth: u32, file: &[&Function]) -> Option
                 let mut stack: Vec<crate::ir::StmtId> = vec![s];
                 while let Some(t) = stack.pop() {
                     let mut exprs: Vec<ExprId> = match &f.stmt(t).kind {
+                        // (audit 20261206 #22, gaussian `int blockSize2d;
+                        // blockSize2d = BLOCK_SIZE_XY;`) A declaration
+                        // without initialiser reads nothing.
                         StmtKind::Decl { var, init } => {
                             if *var == v {
-                                return true;
+                                if init.is_some() {
+                                    return true;
+                                }
+                                continue;
                             }
                             init.iter().copied().collect()
                         }

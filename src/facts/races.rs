@@ -2638,7 +2638,14 @@ fn check_pair(
             // Lock-step warps: only threads of different warps race (or
             // lanes writing in the same statement).
             None if lockstep => queries.push((false, 3, 32, None)),
-            None => queries.extend((0..3).map(|d| (false, d, 32, None))),
+            // (audit 20261208 #61, softmax_forward `max_or_sum_storage`)
+            // Threads of different warps first: no warp-level
+            // synchronisation (a shuffle, `cg::reduce`) orders them, so
+            // their witness is the one that convinces; then any two.
+            None => {
+                queries.push((false, 3, 32, None));
+                queries.extend((0..3).map(|d| (false, d, 32, None)));
+            }
         }
     }
     let mut tile_loops = shared_loops.clone();

@@ -421,6 +421,11 @@ enum FTy {
     Double,
     Float,
     Int,
+    /// (audit 20261208 #34, bindlessTexture `color /= 4.0` on a `float4`)
+    /// A CUDA vector type of single precision or integers: its operators
+    /// are overloads taking `float`, so a double literal beside it is
+    /// converted at compile time, and no double operation runs.
+    Vector,
     Other,
 }
 
@@ -429,8 +434,35 @@ fn scalar(t: &Type) -> FTy {
         Type::Scalar(ScalarType::Double) => FTy::Double,
         Type::Scalar(ScalarType::Float | ScalarType::Half) => FTy::Float,
         Type::Scalar(_) => FTy::Int,
+        Type::Named(n) | Type::Record { name: n, .. } if single_vector(n) => FTy::Vector,
         _ => FTy::Other,
     }
+}
+
+/// Whether `name` is a CUDA vector type of floats, halves or integers
+/// (`float4`, `uchar4`, `half2`, …; not `double2`).
+fn single_vector(name: &str) -> bool {
+    let n = name.trim().trim_start_matches("const ").trim();
+    let n = n.strip_prefix("__").unwrap_or(n);
+    let Some(base) = n.strip_suffix(['1', '2', '3', '4']) else {
+        return false;
+    };
+    matches!(
+        base,
+        "float"
+            | "half"
+            | "nv_bfloat16"
+            | "char"
+            | "uchar"
+            | "short"
+            | "ushort"
+            | "int"
+            | "uint"
+            | "long"
+            | "ulong"
+            | "longlong"
+            | "ulonglong"
+    )
 }
 
 fn element(t: &Type) -> Option<&Type> {
@@ -646,6 +678,7 @@ fn join(
     b: (FTy, Option<(&'static str, ExprId)>),
 ) -> (FTy, Option<(&'static str, ExprId)>) {
     match (a.0, b.0) {
+        (FTy::Vector, _) | (_, FTy::Vector) => (FTy::Vector, None),
         (FTy::Double, _) => a,
         (_, FTy::Double) => b,
         (FTy::Float, _) | (_, FTy::Float) => (FTy::Float, None),
