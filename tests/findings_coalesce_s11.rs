@@ -48,3 +48,30 @@ fn lanes_sharing_a_symbolic_row_are_one_run() {
         "{m}"
     );
 }
+
+/// (audit 20261209 #19, huffman `pack2`) A data-dependent gather in a
+/// block of 16 threads touches at most 16 sectors.
+#[test]
+fn a_gather_in_a_half_warp_block_counts_its_lanes() {
+    let g = uncoalesced("gather_half_warp");
+    assert_eq!(g.len(), 1, "{:#?}", findings());
+    let m = g[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("up to 16 sectors") && m.contains("its 64 B"),
+        "{m}"
+    );
+}
+
+/// (audit 20261209 #22, gaussian `Fan2` under `if (yidx == 0)`) A guard
+/// `blockIdx.y * blockDim.y + threadIdx.y == 0` keeps row 0 of the block:
+/// 4 lanes in 4x4 blocks, so at most 4 sectors.
+#[test]
+fn an_equality_guard_with_a_block_offset_keeps_its_row() {
+    let r: Vec<_> = uncoalesced("first_row_only")
+        .into_iter()
+        .filter(|f| f["facts"]["access"] == "read")
+        .collect();
+    assert_eq!(r.len(), 1, "{:#?}", findings());
+    let m = r[0]["message"].as_str().unwrap();
+    assert!(m.contains("up to 4 sectors"), "{m}");
+}

@@ -97,3 +97,26 @@ fn a_race_witness_prefers_threads_of_different_warps() {
         assert_ne!(threads[0] / 32, threads[1] / 32, "{m}");
     }
 }
+
+/// (audit 20261209 #24, FDTD3d's halo loads) A part of a few accesses
+/// that is at most a quarter of its loop's iteration is a note that states
+/// the share.
+#[test]
+fn a_part_that_is_a_small_share_of_its_loop_is_a_note() {
+    let h = divergent("halo_in_long_loop");
+    assert_eq!(h.len(), 1, "{:#?}", findings());
+    assert_eq!(h[0]["severity"], "note", "{:#?}", h[0]);
+    let m = h[0]["message"].as_str().unwrap();
+    assert!(m.contains("at most a quarter of the about"), "{m}");
+}
+
+/// (audit 20261209 #31, newdelete `push`) A callee's memory accesses count
+/// as memory in the caller's divergent part.
+#[test]
+fn a_callee_with_memory_is_not_register_arithmetic() {
+    let c = divergent("call_with_memory");
+    assert_eq!(c.len(), 1, "{:#?}", findings());
+    let m = c[0]["message"].as_str().unwrap();
+    assert!(!m.contains("register arithmetic only"), "{m}");
+    assert!(m.contains("memory access"), "{m}");
+}

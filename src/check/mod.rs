@@ -681,7 +681,13 @@ pub fn function_findings(
         let acc = &f.accesses[g.access];
         let (line, col) = abs(&acc.span);
         let target = format!("{}{}", acc.array, acc.index_text);
-        let rw = if acc.is_write { "write" } else { "read" };
+        let rw = if acc.atomic {
+            "atomic update"
+        } else if acc.is_write {
+            "write"
+        } else {
+            "read"
+        };
         let k = acc.access_bytes.unwrap_or(0);
         let mut pattern = describe_form(&g.form, acc.elem_bytes.unwrap_or(0));
         if let (Some(e), Some((off, used))) = (acc.elem_bytes, g.fields) {
@@ -706,6 +712,14 @@ pub fn function_findings(
         }
         let cm = a.cost;
         let (sb, lb) = (cm.sector_bytes, cm.line_bytes);
+        // (audit 20261209 #19, huffman `pack2` in 16-thread blocks) A block
+        // smaller than a warp fills only its lanes.
+        let warp_lanes = match a.launch.block {
+            [Some(x), Some(y), Some(z)] => {
+                (u64::from(x) * u64::from(y) * u64::from(z)).clamp(1, u64::from(cm.warp))
+            }
+            _ => u64::from(cm.warp),
+        };
         let (rule, severity, message, sectors_json) = match &g.sectors {
             crate::facts::coalescing::Sectors::Unknown => continue,
             crate::facts::coalescing::Sectors::DataDependent => (
@@ -714,10 +728,10 @@ pub fn function_findings(
                 format!(
                     "{rw} of `{target}`: the index is loaded from memory (data-dependent), so one warp \
                      may touch up to {} sectors of {sb} B where {} would hold its {} B{}",
-                    u64::from(cm.warp) * k.div_ceil(u64::from(sb)).max(1),
+                    warp_lanes * k.div_ceil(u64::from(sb)).max(1),
                     g.min_sectors
-                        .max(((u64::from(cm.warp) * k).div_ceil(u64::from(sb))) as u32),
-                    u64::from(cm.warp) * k,
+                        .max(((warp_lanes * k).div_ceil(u64::from(sb))) as u32),
+                    warp_lanes * k,
                     gather_condition(
                         &g.gather,
                         &acc.indices
@@ -886,6 +900,22 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (audit 20261208 #43, particles `cellEnd[…] = index` where the
+        // sorted hash changes) A gather or scatter that only the lanes
+        // passing a data-dependent test make: how many lanes access, and
+        // so the sectors and the minimum, follow the data too.
+        // The severity stays: whether few lanes pass (a frontier flag, a
+        // boundary in sorted keys) or most (a validity test such as `nb >=
+        // 0`) is not known here.
+        let message = match (&g.sectors, data_guard(f, a, &parents, acc.stmt)) {
+            (crate::facts::coalescing::Sectors::DataDependent, Some(cond)) => format!(
+                "{message}; it runs only in the lanes where `{cond}` holds, a test on loaded \
+                 values: with k such lanes the warp touches at most k sectors, so where few \
+                 lanes pass (a sparse frontier, boundaries in sorted keys) the cost is as many \
+                 sectors as lanes, all a scatter can do"
+            ),
+            _ => message,
+        };
         out.push(Finding {
             rule: rule.to_string(),
             severity,
@@ -900,7 +930,7 @@ pub fn function_findings(
             facts: serde_json::json!({
                 "array": acc.array,
                 "index": acc.index_text,
-                "access": rw,
+                "access": if acc.is_write { "write" } else { "read" },
                 "elem_bytes": acc.elem_bytes,
                 "bytes_per_thread": acc.access_bytes,
                 "min_sectors": g.min_sectors,
@@ -992,7 +1022,7 @@ pub fn function_findings(
         // four times its work: the split costs a small share of each
         // iteration, whatever memory the part touches.
         let loop_share = innermost_loop(b.stmt)
-            .filter(|_| predicable && tail.is_none())
+            .filter(|_| bounded && w.calls == 0 && tail.is_none() && !looping)
             .and_then(|l| {
                 let body = match &f.stmt(l).kind {
                     crate::ir::StmtKind::For { body, .. }
@@ -1004,6 +1034,10 @@ pub fn function_findings(
                 (lw.unbounded || lw.ops >= 4 * w.ops).then_some((l, lw))
             });
         let tiny = predicable && (w.memory <= 1 || loop_share.is_some());
+        // (audit 20261209 #24, FDTD3d's halo loads under `ltidx < RADIUS`)
+        // A longer part that is still at most a quarter of its loop's
+        // iteration: a note that states the share.
+        let small_in_loop = !predicable && loop_share.is_some_and(|(_, lw)| !lw.unbounded);
         // (audit 20261203 #27) Straight-line, under the predication
         // threshold counting its memory accesses too, and outside every
         // loop: it runs once per thread (once per call in a device
@@ -1023,6 +1057,7 @@ pub fn function_findings(
             && !short_data
             && !tiny
             && !once_short
+            && !small_in_loop
         {
             Severity::Warning
         } else {
@@ -1052,7 +1087,24 @@ pub fn function_findings(
                     "{}{}{}",
                     divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
                     halving_bound_clause(f, a, b, &innermost_loop).unwrap_or_default(),
-                    if tiny && w.memory > 0 && !once_short {
+                    if small_in_loop && let Some((l, lw)) = loop_share {
+                        format!(
+                            " (divergent part: straight-line code, about {} operations, {} of \
+                             them memory accesses, at most a quarter of the about {} operations \
+                             of an iteration of the loop at line {}: a split warp loses about {} \
+                             issue slots an iteration){}",
+                            w.ops,
+                            w.memory,
+                            lw.ops,
+                            line_ref(abs(&f.stmt(l).span).0),
+                            w.ops,
+                            if b.data_dependent {
+                                "; the condition depends on values loaded per thread"
+                            } else {
+                                ""
+                            }
+                        )
+                    } else if tiny && w.memory > 0 && !once_short {
                         predicated_clause(
                             b,
                             loop_share.map(|(l, lw)| {
@@ -1580,6 +1632,36 @@ fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
 /// `stmt`, when it only tests for non-finite values (`isnan(x)`,
 /// `isinf(x)`, `!isfinite(x)`, such tests compared with 1 or 0, joined by
 /// `||`): the statement is a fix-up for exceptional values.
+/// The condition of the nearest `if` whose taken side holds statement
+/// `stmt` (directly or nested) and which depends on values loaded from
+/// memory.
+fn data_guard(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    parents: &[Option<crate::ir::StmtId>],
+    stmt: crate::ir::StmtId,
+) -> Option<String> {
+    use crate::ir::StmtKind;
+    let mut child = stmt;
+    let mut at = parents.get(stmt.0 as usize).copied().flatten();
+    for _ in 0..256 {
+        let p = at?;
+        if let StmtKind::If { cond, then, .. } = &f.stmt(p).kind
+            && *then == child
+            && a.uniformity
+                .expr_from_memory
+                .get(cond.0 as usize)
+                .copied()
+                .unwrap_or(false)
+        {
+            return Some(f.expr_text(*cond));
+        }
+        child = p;
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    None
+}
+
 fn exceptional_value_guard(
     f: &crate::ir::Function,
     parents: &[Option<crate::ir::StmtId>],

@@ -207,6 +207,7 @@ pub fn device_summary<'db>(db: &'db dyn Db, name: Name<'db>) -> Option<CalleeSum
                 ref_writes: prev.ref_writes | s.ref_writes,
                 // (session 7, divergence helper) the larger body estimate.
                 ops: prev.ops.zip(s.ops).map(|(a, b)| a.max(b)),
+                memory: prev.memory.max(s.memory),
             },
         });
     }

@@ -1926,10 +1926,13 @@ impl WorkCx<'_> {
                 let body = self
                     .callees
                     .and_then(|c| c.get(callee.as_str()))
-                    .and_then(|s| s.ops);
+                    .and_then(|s| Some((s.ops?, s.memory)));
                 match body {
                     _ if known => {}
-                    Some(n) => self.work.ops = self.work.ops.saturating_add(n),
+                    Some((n, m)) => {
+                        self.work.ops = self.work.ops.saturating_add(n);
+                        self.work.memory = self.work.memory.saturating_add(m);
+                    }
                     None => self.work.calls = self.work.calls.saturating_add(1),
                 }
                 if let Some(r) = receiver {
@@ -2635,7 +2638,7 @@ fn static_member(f: &Function, e: ExprId) -> bool {
 /// is straight-line code: no loop (beyond none), barrier or call whose work
 /// is unknown (`callees` gives the callees' own estimates). A `return`
 /// ends the body here. `None` otherwise.
-pub fn body_ops(f: &Function, callees: &super::Callees) -> Option<u32> {
+pub fn body_ops(f: &Function, callees: &super::Callees) -> Option<(u32, u32)> {
     let body = f.body?;
     let loops = LoopFacts::default();
     let mut w = WorkCx {
@@ -2650,7 +2653,7 @@ pub fn body_ops(f: &Function, callees: &super::Callees) -> Option<u32> {
         whole: false,
     };
     w.stmt(body);
-    (!w.work.unbounded && w.work.calls == 0).then_some(w.work.ops)
+    (!w.work.unbounded && w.work.calls == 0).then_some((w.work.ops, w.work.memory))
 }
 
 /// (session 7, audit 20261128 #33) Whether the integer or boolean value `e`

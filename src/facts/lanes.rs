@@ -26,6 +26,12 @@ struct Test {
     form: Affine,
     op: BinOp,
     holds: bool,
+    /// (audit 20261209 #22, gaussian `if (yidx == 0)` with `yidx =
+    /// blockIdx.y * blockDim.y + threadIdx.y`) Non-zero: the form's rest
+    /// is an unknown multiple of this, and the test (an `==` that holds)
+    /// keeps the lanes whose thread part can meet it in some block: those
+    /// congruent to it modulo this.
+    modulus: u64,
 }
 
 /// (issue 8, class 3) A lane condition as callers pass it to a device
@@ -94,6 +100,7 @@ impl LaneTest {
             form: self.form.clone(),
             op,
             holds: self.holds,
+            modulus: 0,
         }
     }
 }
@@ -105,6 +112,9 @@ impl Test {
             if let Coef::Int(k) = c {
                 v += k * t[d];
             }
+        }
+        if self.modulus > 0 {
+            return (v.rem_euclid(self.modulus as i64) == 0) == self.holds;
         }
         let r = match self.op {
             BinOp::Lt => v < 0,
@@ -178,7 +188,12 @@ impl ActiveLanes {
     pub fn tests_at(&self, s: StmtId) -> Vec<LaneTest> {
         self.tests
             .get(&s.0)
-            .map(|t| t.iter().map(LaneTest::of).collect())
+            .map(|t| {
+                t.iter()
+                    .filter(|t| t.modulus == 0)
+                    .map(LaneTest::of)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -251,15 +266,23 @@ fn collect(f: &Function, cx: &AffineCx<'_>, cond: ExprId, holds: bool, out: &mut
             b,
         ) => {
             let diff = cx.form(*a).add_form(&cx.form(*b).times(-1));
-            let known = diff.offset.is_some()
-                && diff.rest_multiple == 0
+            let ints = diff.offset.is_some()
                 && diff.coef.iter().all(|c| matches!(c, Coef::Int(_)))
                 && !diff.is_invariant();
-            if known {
+            if ints && diff.rest_multiple == 0 {
                 out.push(Test {
                     form: diff,
                     op: *op,
                     holds,
+                    modulus: 0,
+                });
+            } else if ints && diff.rest_multiple > 1 && *op == BinOp::Eq && holds {
+                let modulus = diff.rest_multiple;
+                out.push(Test {
+                    form: diff,
+                    op: *op,
+                    holds,
+                    modulus,
                 });
             }
         }
@@ -326,6 +349,7 @@ fn cond_value(f: &Function, cx: &AffineCx<'_>, c: ExprId, t: [i64; 3]) -> Option
                     form: diff,
                     op: *op,
                     holds: true,
+                    modulus: 0,
                 }
                 .eval(t)
             })

@@ -313,6 +313,11 @@ pub struct CalleeSummary {
     /// divergent part; `None` otherwise.
     #[serde(default)]
     pub ops: Option<u32>,
+    /// (issue 8, session 11, audit 20261209 #31) The memory accesses among
+    /// those operations: a caller's divergent part that calls it is not
+    /// "register arithmetic only".
+    #[serde(default)]
+    pub memory: u32,
 }
 
 /// Summarise a device function for its callers.
@@ -362,8 +367,10 @@ pub fn summarize_callee(f: &Function, callees: &Callees) -> CalleeSummary {
             ref_writes |= 1 << p;
         }
     }
+    let body = divergence::body_ops(f, callees);
     CalleeSummary {
-        ops: divergence::body_ops(f, callees),
+        ops: body.map(|(ops, _)| ops),
+        memory: body.map(|(_, m)| m).unwrap_or(0),
         ref_writes,
         dims,
         form: if forms_ok { form } else { None },

@@ -2642,8 +2642,17 @@ fn check_pair(
             // Threads of different warps first: no warp-level
             // synchronisation (a shuffle, `cg::reduce`) orders them, so
             // their witness is the one that convinces; then any two.
+            // Only where the block is known to hold several warps: with an
+            // unknown block, a witness across warps would make the race
+            // conditional on a block size the pair within one warp does
+            // not need.
             None => {
-                queries.push((false, 3, 32, None));
+                let threads: Option<i64> = (0..3)
+                    .map(|d| cx.block_dim(d))
+                    .try_fold(1i64, |acc, x| x.map(|x| acc.saturating_mul(x)));
+                if threads.is_some_and(|t| t > 32) {
+                    queries.push((false, 3, 32, None));
+                }
                 queries.extend((0..3).map(|d| (false, d, 32, None)));
             }
         }

@@ -1340,6 +1340,12 @@ impl<'a> Lower<'a> {
             "qualified_identifier" => {
                 let t = text(n, src).to_string();
                 let short = t.rsplit("::").next().unwrap_or(&t).to_string();
+                // (issue 8, session 11) `f128::size`: a class's static
+                // member, by its qualified name first.
+                let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+                if let Some(v) = self.scope.constants.get(&compact) {
+                    return self.expr(ExprKind::Int(*v), span);
+                }
                 if let Some(v) = self.scope.constants.get(&short) {
                     return self.expr(ExprKind::Int(*v), span);
                 }
@@ -1668,6 +1674,18 @@ impl<'a> Lower<'a> {
                         return self.expr(ExprKind::Builtin(b), span);
                     }
                 }
+            }
+        }
+        // (issue 8, session 11) `packed.size` with `packed` a `x128`: a
+        // static member read through an object is the class's constant.
+        if arg.kind() == "identifier"
+            && !arrow
+            && let Some(v) = self.lookup(text(arg, cx.src))
+            && let crate::ir::Type::Named(t) = &self.f.var(v).ty
+        {
+            let t: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+            if let Some(c) = self.scope.constants.get(&format!("{t}::{fname}")) {
+                return self.expr(ExprKind::Int(*c), span);
             }
         }
         // `p[i].x` / `p->x`: the access is to one field of the element.

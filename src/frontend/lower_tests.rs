@@ -461,3 +461,16 @@ __global__ void k(float *p, int *n) {\n\
     assert_eq!(s.len(), 2, "{s:?}");
     assert!(s.iter().all(|x| x.contains(" p global ")), "{s:?}");
 }
+
+/// (issue 8, session 11) `f128::size` of llm.c's `Packed128` through its
+/// typedef lowers to the constant.
+#[test]
+fn a_static_member_of_a_template_instance_is_its_value() {
+    let f = lower(
+        "template<class ElementType>\nstruct alignas(16) Packed128 {\n  static constexpr const size_t size = sizeof(int4) / sizeof(ElementType);\n  ElementType payload[size];\n};\ntypedef Packed128<float> f128;\n__global__ void k(float *out) { int i = threadIdx.x * f128::size; out[i] = 0; }\n",
+        "k",
+    );
+    let kinds: Vec<String> = f.exprs.iter().map(|e| format!("{:?}", e.kind)).collect();
+    assert!(kinds.iter().any(|k| k == "Int(4)"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k.contains("f128")), "{kinds:?}");
+}

@@ -29,8 +29,15 @@ pub struct Scope {
     pub types: BTreeMap<String, Type>,
     /// File-scope variables by name.
     pub globals: BTreeMap<String, GlobalVar>,
-    /// Enumerators and `const`/`constexpr` integers by name.
+    /// Enumerators and `const`/`constexpr` integers by name (a class's
+    /// static members as `Class::member`).
     pub constants: BTreeMap<String, i64>,
+    /// (issue 8, session 11) The `static constexpr` integer members of
+    /// class templates, by template name: the template's parameters and
+    /// each member's initialiser as written, evaluated when a typedef or
+    /// alias names an instance (`typedef Packed128<float> f128;` makes
+    /// `f128::size` a constant).
+    pub static_members: BTreeMap<String, (Vec<String>, Vec<(String, String)>)>,
 }
 
 impl Scope {
@@ -43,6 +50,12 @@ impl Scope {
             .extend(other.globals.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.constants
             .extend(other.constants.iter().map(|(k, v)| (k.clone(), *v)));
+        self.static_members.extend(
+            other
+                .static_members
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
     }
 }
 
@@ -137,6 +150,7 @@ pub fn scan_file_with(
         depth: 0,
         nest: 0,
         newlines: OnceCell::new(),
+        tparams: Vec::new(),
     };
     s.items(tree.root_node());
     s.out.exports = s.scope.clone();
@@ -189,6 +203,7 @@ pub fn scan_source(
         depth: 0,
         nest: 0,
         newlines: OnceCell::new(),
+        tparams: Vec::new(),
     };
     let mut bounds = chunk_starts(text_src.as_bytes(), CHUNK_TARGET);
     bounds.insert(0, 0);
@@ -365,6 +380,59 @@ fn with_elsewhere(text: &str, initial: Arc<Scope>, elsewhere: &BTreeSet<String>)
     initial
 }
 
+/// The names of a template's parameters (`template<class T, int N>`: T, N).
+fn template_param_names(list: Node<'_>, src: &[u8]) -> Vec<String> {
+    named_children(list)
+        .into_iter()
+        .filter_map(|p| {
+            let t = text(p, src);
+            let head = t.split('=').next().unwrap_or(t);
+            head.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .rfind(|w| !w.is_empty())
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+/// The value of a static member's initialiser `init`, with the template's
+/// parameters `tparams` replaced by `args` (word for word) and `sizeof(T)`
+/// by the size of `T`.
+fn eval_member(init: &str, tparams: &[String], args: &[String], scope: &Scope) -> Option<i64> {
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match tparams.iter().position(|p| p == word) {
+            Some(i) => out.push_str(&args[i]),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in init.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    // `sizeof(T)` by the size of T.
+    let mut text = String::new();
+    let mut rest = out.as_str();
+    while let Some(at) = rest.find("sizeof") {
+        text.push_str(&rest[..at]);
+        let after = rest[at + 6..].trim_start();
+        let inner = after.strip_prefix('(')?;
+        let close = inner.find(')')?;
+        let ty = super::types::type_from_words(&inner[..close], scope, &[]);
+        text.push_str(&ty.bytes()?.to_string());
+        rest = &inner[close + 1..];
+    }
+    text.push_str(rest);
+    let t = super::types::substitute_consts(&text, scope, &|_| None);
+    scope.macros.eval_int(&t)
+}
+
 /// How deep error recovery may re-parse nested regions.
 const MAX_RECOVERY_DEPTH: u32 = 4;
 
@@ -383,6 +451,8 @@ struct Scanner<'a> {
     nest: u32,
     /// Byte offsets of the newlines of `src`, built on first use.
     newlines: OnceCell<Vec<usize>>,
+    /// The type parameters of the template being scanned (its class).
+    tparams: Vec<String>,
 }
 
 /// The closers (`)`, `]`, `}`, innermost first) of the brackets that `src`
@@ -689,6 +759,7 @@ impl Scanner<'_> {
             depth: self.depth + u32::from(recovery),
             nest: self.nest,
             newlines: OnceCell::new(),
+            tparams: self.tparams.clone(),
         };
         sub.items(tree.root_node());
         drop(tree);
@@ -826,6 +897,10 @@ impl Scanner<'_> {
             "preproc_else" => self.items(n),
             "function_definition" => self.function(n, n),
             "template_declaration" => {
+                let params = field(n, "parameters")
+                    .map(|p| template_param_names(p, self.src))
+                    .unwrap_or_default();
+                let outer = std::mem::replace(&mut self.tparams, params);
                 for ch in named_children(n) {
                     match ch.kind() {
                         "function_definition" => self.function(ch, n),
@@ -833,6 +908,7 @@ impl Scanner<'_> {
                         _ => {}
                     }
                 }
+                self.tparams = outer;
             }
             "namespace_definition" => {
                 let name = field(n, "name")
@@ -860,6 +936,7 @@ impl Scanner<'_> {
                 if let (Some(name), Some(ty)) = (field(n, "name"), field(n, "type")) {
                     let t = type_from_words(text(ty, self.src), &self.scope, &[]);
                     let name = text(name, self.src).to_string();
+                    self.instance_constants(&name, text(ty, self.src));
                     self.scope_mut().types.insert(name, t);
                 }
             }
@@ -1013,6 +1090,7 @@ impl Scanner<'_> {
         let name = text(name, self.src).to_string();
         let ty = record_layout(&name, body, self.src, &self.scope, &[]);
         self.scope_mut().types.insert(name.clone(), ty);
+        self.static_members(&name, body);
         // Member functions defined in the class body.
         self.path.push(name);
         for ch in named_children(body) {
@@ -1053,7 +1131,89 @@ impl Scanner<'_> {
             let (name, ty) = apply_declarator(ch, base.clone(), self.src, &self.scope, &|_| None);
             if let Some(name) = name {
                 let name = text(name, self.src).to_string();
+                self.instance_constants(&name, text(tn, self.src));
                 self.scope_mut().types.insert(name, ty);
+            }
+        }
+    }
+
+    /// (issue 8, session 11) The `static constexpr`/`static const` integer
+    /// members of class `name` with an initialiser: a constant
+    /// `name::member` now for a plain class, kept with the template's
+    /// parameters for a class template.
+    fn static_members(&mut self, name: &str, body: Node<'_>) {
+        let mut items = Vec::new();
+        for fd in named_children(body) {
+            if fd.kind() != "field_declaration" {
+                continue;
+            }
+            let Some(v) = field(fd, "default_value") else {
+                continue;
+            };
+            let head = text(fd, self.src);
+            let words: Vec<&str> = head
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .collect();
+            if !words.contains(&"static")
+                || !(words.contains(&"constexpr") || words.contains(&"const"))
+            {
+                continue;
+            }
+            let Some(d) = field(fd, "declarator") else {
+                continue;
+            };
+            let member = text(d, self.src).trim().to_string();
+            if !member
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                continue;
+            }
+            items.push((member, text(v, self.src).to_string()));
+        }
+        if items.is_empty() {
+            return;
+        }
+        if self.tparams.is_empty() {
+            for (m, init) in &items {
+                if let Some(v) = eval_member(init, &[], &[], &self.scope) {
+                    self.scope_mut().constants.insert(format!("{name}::{m}"), v);
+                }
+            }
+        } else {
+            let tparams = self.tparams.clone();
+            self.scope_mut()
+                .static_members
+                .insert(name.to_string(), (tparams, items));
+        }
+    }
+
+    /// For `typedef T<args> name;` (or `using name = T<args>;`) with `T` a
+    /// class template whose static members are known: each member as the
+    /// constant `name::member`.
+    fn instance_constants(&mut self, name: &str, type_text: &str) {
+        let Some((template, args)) = type_text.split_once('<') else {
+            return;
+        };
+        let Some(args) = args.trim().strip_suffix('>') else {
+            return;
+        };
+        let Some((tparams, items)) = self.scope.static_members.get(template.trim()).cloned() else {
+            return;
+        };
+        let args: Vec<String> = args.split(',').map(|a| a.trim().to_string()).collect();
+        if args.len() != tparams.len() {
+            return;
+        }
+        // Also under the instance's own spelling (`Packed128<floatX>::size`),
+        // the type of a variable declared through the typedef.
+        let spelled: String = type_text.chars().filter(|c| !c.is_whitespace()).collect();
+        for (m, init) in &items {
+            if let Some(v) = eval_member(init, &tparams, &args, &self.scope) {
+                self.scope_mut().constants.insert(format!("{name}::{m}"), v);
+                self.scope_mut()
+                    .constants
+                    .insert(format!("{spelled}::{m}"), v);
             }
         }
     }
@@ -1181,6 +1341,32 @@ mod tests {
             ..Scope::default()
         });
         scan_file(src, &tree, init, &mut |_| None)
+    }
+
+    /// (issue 8, session 11) llm.c's `Packed128<T>::size` through its
+    /// typedefs: `sizeof(int4) / sizeof(T)`.
+    #[test]
+    fn static_members_of_template_instances_are_constants() {
+        let f = scan(
+            "typedef __nv_bfloat16 floatX;\n\
+             template<class ElementType>\n\
+             struct alignas(16) Packed128 {\n\
+                 static constexpr const size_t size = sizeof(int4) / sizeof(ElementType);\n\
+                 ElementType payload[size];\n\
+             };\n\
+             typedef Packed128<float> f128;\n\
+             typedef Packed128<floatX> x128;\n\
+             struct Tile { static const int W = 8 * 4; };\n",
+        );
+        let c = &f.exports.constants;
+        assert_eq!(
+            c.get("f128::size"),
+            Some(&4),
+            "{c:?} {:?}",
+            f.exports.static_members
+        );
+        assert_eq!(c.get("x128::size"), Some(&8), "{c:?}");
+        assert_eq!(c.get("Tile::W"), Some(&32), "{c:?}");
     }
 
     #[test]
