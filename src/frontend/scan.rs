@@ -37,8 +37,12 @@ pub struct Scope {
     /// each member's initialiser as written, evaluated when a typedef or
     /// alias names an instance (`typedef Packed128<float> f128;` makes
     /// `f128::size` a constant).
-    pub static_members: BTreeMap<String, (Vec<String>, Vec<(String, String)>)>,
+    pub static_members: BTreeMap<String, StaticMembers>,
 }
+
+/// A class template's parameters and its static members' initialisers, as
+/// written (see [`Scope::static_members`]).
+pub type StaticMembers = (Vec<String>, Vec<(String, String)>);
 
 impl Scope {
     /// Merge `other` into `self` (entries of `other` win).
