@@ -120,3 +120,30 @@ fn a_callee_with_memory_is_not_register_arithmetic() {
     assert!(!m.contains("register arithmetic only"), "{m}");
     assert!(m.contains("memory access"), "{m}");
 }
+
+/// (audit 20261210 #26, volumeRender) `if (c) break;`: an early exit that
+/// never makes a warp slower than the loop without it, a note that says so.
+#[test]
+fn a_break_only_branch_is_an_early_exit_note() {
+    let e = divergent("early_exit");
+    assert_eq!(e.len(), 1, "{:#?}", findings());
+    assert_eq!(e[0]["severity"], "note", "{:#?}", e[0]);
+    let m = e[0]["message"].as_str().unwrap();
+    assert!(m.contains("an early exit from the loop at line"), "{m}");
+}
+
+/// (audit 20261210 #32, fluidsGL) A block given as `make_uint3(64, 4, 1)`
+/// is known: a row test splits no warp of 64-wide rows.
+#[test]
+fn a_block_made_by_make_uint3_is_known() {
+    assert!(divergent("rows_of_64").is_empty(), "{:#?}", findings());
+    let col = findings()
+        .iter()
+        .find(|f| f["rule"] == "uncoalesced-global" && f["function"] == "rows_of_64")
+        .expect("the column read is uncoalesced");
+    assert_eq!(
+        col["facts"]["block_dims"],
+        serde_json::json!([64, 4, 1]),
+        "{col:#?}"
+    );
+}

@@ -1063,6 +1063,23 @@ pub fn function_findings(
         } else {
             Severity::Note
         };
+        // (audit 20261210 #26, volumeRender's early ray termination) An
+        // `if` whose taken side only leaves the innermost loop around it:
+        // an early exit, which removes work and never makes a warp slower
+        // than the loop without it.
+        let early_exit = match &f.stmt(b.stmt).kind {
+            crate::ir::StmtKind::If {
+                then, els: None, ..
+            } if !b.in_expression && tail.is_none() && break_only(f, *then) => {
+                crate::facts::divergence::loop_exit(f, &parents, b.stmt)
+            }
+            _ => None,
+        };
+        let severity = if early_exit.is_some() {
+            Severity::Note
+        } else {
+            severity
+        };
         let cond_text = f.expr_text(b.cond);
         let dims = dim_names(a.uniformity.expr_dims[b.cond.0 as usize]);
         let region = match (memory, looping) {
@@ -1083,43 +1100,59 @@ pub fn function_findings(
                 end_col: col + 1,
                 function: name.clone(),
                 function_key: key.clone(),
-                message: format!(
-                    "{}{}{}",
-                    divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
-                    halving_bound_clause(f, a, b, &innermost_loop).unwrap_or_default(),
-                    if small_in_loop && let Some((l, lw)) = loop_share {
-                        format!(
-                            " (divergent part: straight-line code, about {} operations, {} of \
+                message: match early_exit {
+                    Some(l) => format!(
+                        "`{cond_text}` depends on {dims} and can differ between the threads of \
+                         a warp: an early exit from the loop at line {} (the taken side only \
+                         leaves the loop), so the lanes that take it stop iterating while the \
+                         others go on, and the warp runs as long as its last lane does; the \
+                         exit never makes a warp slower than the loop without it, and what it \
+                         saves depends on how evenly the lanes of a warp exit{}",
+                        line_ref(abs(&f.stmt(l).span).0),
+                        if b.data_dependent {
+                            " (the condition depends on values loaded per thread)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    None => format!(
+                        "{}{}{}",
+                        divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
+                        halving_bound_clause(f, a, b, &innermost_loop).unwrap_or_default(),
+                        if small_in_loop && let Some((l, lw)) = loop_share {
+                            format!(
+                                " (divergent part: straight-line code, about {} operations, {} of \
                              them memory accesses, at most a quarter of the about {} operations \
                              of an iteration of the loop at line {}: a split warp loses about {} \
                              issue slots an iteration){}",
-                            w.ops,
-                            w.memory,
-                            lw.ops,
-                            line_ref(abs(&f.stmt(l).span).0),
-                            w.ops,
-                            if b.data_dependent {
-                                "; the condition depends on values loaded per thread"
-                            } else {
-                                ""
-                            }
-                        )
-                    } else if tiny && w.memory > 0 && !once_short {
-                        predicated_clause(
-                            b,
-                            loop_share.map(|(l, lw)| {
-                                (abs(&f.stmt(l).span).0, (!lw.unbounded).then_some(lw.ops))
-                            }),
-                        )
-                    } else {
-                        work_clause(
-                            b,
-                            tail.is_some(),
-                            4 * a.cost.divergent_min_ops,
-                            (once_short && w.memory > 0).then_some(f.kind),
-                        )
-                    }
-                ),
+                                w.ops,
+                                w.memory,
+                                lw.ops,
+                                line_ref(abs(&f.stmt(l).span).0),
+                                w.ops,
+                                if b.data_dependent {
+                                    "; the condition depends on values loaded per thread"
+                                } else {
+                                    ""
+                                }
+                            )
+                        } else if tiny && w.memory > 0 && !once_short {
+                            predicated_clause(
+                                b,
+                                loop_share.map(|(l, lw)| {
+                                    (abs(&f.stmt(l).span).0, (!lw.unbounded).then_some(lw.ops))
+                                }),
+                            )
+                        } else {
+                            work_clause(
+                                b,
+                                tail.is_some(),
+                                4 * a.cost.divergent_min_ops,
+                                (once_short && w.memory > 0).then_some(f.kind),
+                            )
+                        }
+                    ),
+                },
                 facts: serde_json::json!({
                     "condition": cond_text,
                     "depends_on": dims,
@@ -1619,6 +1652,16 @@ fn lane_run_loop(
 }
 
 /// Whether statement `s` is a bare `return;` (alone or in a block).
+/// Whether statement `s` is only `break;` (in a block of one).
+fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
+    use crate::ir::StmtKind;
+    match &f.stmt(s).kind {
+        StmtKind::Break => true,
+        StmtKind::Block(v) => v.len() == 1 && break_only(f, v[0]),
+        _ => false,
+    }
+}
+
 fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
     use crate::ir::StmtKind;
     match &f.stmt(s).kind {
@@ -1628,10 +1671,6 @@ fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
     }
 }
 
-/// The condition of the nearest enclosing `if` whose then-branch holds
-/// `stmt`, when it only tests for non-finite values (`isnan(x)`,
-/// `isinf(x)`, `!isfinite(x)`, such tests compared with 1 or 0, joined by
-/// `||`): the statement is a fix-up for exceptional values.
 /// The condition of the nearest `if` whose taken side holds statement
 /// `stmt` (directly or nested) and which depends on values loaded from
 /// memory.
@@ -1662,6 +1701,10 @@ fn data_guard(
     None
 }
 
+/// The condition of the nearest enclosing `if` whose then-branch holds
+/// `stmt`, when it only tests for non-finite values (`isnan(x)`,
+/// `isinf(x)`, `!isfinite(x)`, such tests compared with 1 or 0, joined by
+/// `||`): the statement is a fix-up for exceptional values.
 fn exceptional_value_guard(
     f: &crate::ir::Function,
     parents: &[Option<crate::ir::StmtId>],

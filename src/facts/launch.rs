@@ -28,7 +28,11 @@ pub fn block_dims_in(f: &Function, e: ExprId, file: &[&Function]) -> [Option<u32
     let as_u32 = |e: ExprId| host_const(f, e, 0, file).and_then(|v| u32::try_from(v).ok());
     let one_d = |known: Option<u32>| [known, Some(1), Some(1)];
     match &f.expr(e).kind {
-        ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
+        // (audit 20261210 #32, fluidsGL `uint3 tids = make_uint3(TIDSX,
+        // TIDSY, 1)`) A `uint3` made by `make_uint3` launches like a `dim3`.
+        ExprKind::Call { callee, args, .. }
+            if callee == "dim3" || callee == "dim3{}" || callee == "make_uint3" =>
+        {
             let mut out = [Some(1), Some(1), Some(1)];
             for (i, a) in args.iter().take(3).enumerate() {
                 out[i] = as_u32(*a);
@@ -297,7 +301,7 @@ pub fn with_block_dim_params(
 }
 
 fn is_dim3(t: &Type) -> bool {
-    matches!(t, Type::Named(n) | Type::Record { name: n, .. } if n == "dim3" || n.ends_with("::dim3"))
+    matches!(t, Type::Named(n) | Type::Record { name: n, .. } if n == "dim3" || n.ends_with("::dim3") || n == "uint3")
 }
 
 fn is_int(t: &Type) -> bool {
