@@ -75,3 +75,26 @@ fn an_equality_guard_with_a_block_offset_keeps_its_row() {
     let m = r[0]["message"].as_str().unwrap();
     assert!(m.contains("up to 4 sectors"), "{m}");
 }
+
+/// (boxFilter's `d_boxfilter_x_global`, drawn by three audits) Findings in
+/// a kernel no launch in the workspace runs, and in a device function only
+/// such kernels call, say so; a launched kernel's do not.
+#[test]
+fn findings_of_unlaunched_kernels_say_so() {
+    let all: Vec<_> = findings()
+        .iter()
+        .filter(|f| f["function"] == "never_launched" || f["function"] == "row_walk")
+        .collect();
+    assert!(!all.is_empty(), "{:#?}", findings());
+    for f in &all {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            m.contains("in the indexed files: if nothing launches"),
+            "{m}"
+        );
+    }
+    for f in uncoalesced("transposed_tile") {
+        let m = f["message"].as_str().unwrap();
+        assert!(!m.contains("if nothing launches"), "{m}");
+    }
+}

@@ -1492,6 +1492,24 @@ pub fn function_findings(
         });
     }
     out.extend(sync::sync_findings(f, a, &lines, &name));
+    // (issue 8, session 11; boxFilter's `d_boxfilter_x_global`, drawn by
+    // three audits) What no launch in the indexed files runs: said, since
+    // dead code costs nothing (a launch through a function pointer or from
+    // files outside the workspace is not seen).
+    if a.launch.unlaunched {
+        let clause = if f.kind == FunctionKind::Kernel {
+            "; no launch of this kernel (`<<<…>>>`, `cudaLaunchKernel`) is in the indexed \
+             files: if nothing launches it (dead code, or a launch through a function pointer \
+             cudalog does not follow), this costs nothing"
+        } else {
+            "; no kernel that calls this function has a launch (`<<<…>>>`, \
+             `cudaLaunchKernel`) in the indexed files: if nothing launches them, this costs \
+             nothing"
+        };
+        for x in &mut out {
+            x.message.push_str(clause);
+        }
+    }
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
     out.dedup_by(|a, b| (a.line, a.col, &a.rule) == (b.line, b.col, &b.rule));
     out

@@ -82,6 +82,25 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     let Some(e) = entry(db, name) else {
         return default();
     };
+    // No recorded launch, and the name appears nowhere in the defining
+    // files but its definitions: a launch the front end does not record
+    // (`k << < g, b >> >`, a function pointer `&k`) names it.
+    let kernel_defs: Vec<&DefRef> = e
+        .defs(db)
+        .iter()
+        .filter(|d| d.kind == FunctionKind::Kernel)
+        .collect();
+    if e.launches(db).is_empty()
+        && !kernel_defs.is_empty()
+        && kernel_defs
+            .iter()
+            .all(|d| word_count(d.file.text(db), name.text(db)) <= kernel_defs.len())
+    {
+        return LaunchDims {
+            unlaunched: true,
+            ..default()
+        };
+    }
     let mut seen: Option<LaunchDims> = None;
     for dims in e.launches(db) {
         seen = Some(match seen {
@@ -92,6 +111,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
                 warp_lockstep: false,
                 template_values: agree(prev.template_values, dims.template_values),
                 param_block_dims: agree(prev.param_block_dims, dims.param_block_dims),
+                unlaunched: false,
             },
         });
     }
@@ -115,6 +135,18 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
         }
     }
     dims
+}
+
+/// How often `word` occurs in `text` as a whole identifier.
+fn word_count(text: &str, word: &str) -> usize {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word)
+        .filter(|(i, _)| {
+            let before = text[..*i].chars().next_back();
+            let after = text[i + word.len()..].chars().next();
+            !before.is_some_and(ident) && !after.is_some_and(ident)
+        })
+        .count()
 }
 
 /// Every name reachable from `start` by repeatedly following `next`
@@ -164,15 +196,18 @@ pub fn device_launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
         .map(|(c, _)| c)
         .collect();
     let mut block: Option<[Option<u32>; 3]> = None;
+    let mut all_unlaunched = !kernels.is_empty();
     for k in kernels {
-        let b = launch_dims(db, Name::new(db, k)).block;
+        let l = launch_dims(db, Name::new(db, k));
+        all_unlaunched &= l.unlaunched;
         block = Some(match block {
-            None => b,
-            Some(prev) => agree(prev, b),
+            None => l.block,
+            Some(prev) => agree(prev, l.block),
         });
     }
     let mut dims =
         LaunchDims::with_block(block.unwrap_or_else(|| db.workspace().default_block(db).map(Some)));
+    dims.unlaunched = all_unlaunched;
     dims.grid = db.workspace().default_grid(db);
     dims.warp_lockstep = db.workspace().warp_lockstep(db);
     dims

@@ -149,6 +149,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         warp_lockstep: false,
                         template_values,
                         param_block_dims: crate::facts::launch::param_block_dims(&f, l),
+                        unlaunched: false,
                     },
                 ));
             }

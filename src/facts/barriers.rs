@@ -47,6 +47,12 @@ pub struct LaunchDims {
     /// b.x)`), so the parameter equals `blockDim` there.
     #[serde(default)]
     pub param_block_dims: [Option<u8>; MAX_PARAM_DIMS],
+    /// (issue 8, session 11; audits 20261208 #42, 20261209 #44, 20261210
+    /// #43, boxFilter's `d_boxfilter_x_global`) No launch site in the
+    /// indexed files launches the kernel (`<<<…>>>`, `cudaLaunchKernel`),
+    /// or, for a device function, any kernel that calls it.
+    #[serde(default)]
+    pub unlaunched: bool,
 }
 
 impl LaunchDims {
@@ -58,6 +64,7 @@ impl LaunchDims {
             warp_lockstep: false,
             template_values: [None; MAX_TEMPLATE_VALUES],
             param_block_dims: [None; MAX_PARAM_DIMS],
+            unlaunched: false,
         }
     }
 }
