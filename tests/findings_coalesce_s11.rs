@@ -98,3 +98,25 @@ fn findings_of_unlaunched_kernels_say_so() {
         assert!(!m.contains("if nothing launches"), "{m}");
     }
 }
+
+/// (audit 20261208 #43 particles, 20261211 #43) A scatter under a flag read
+/// from memory says few passing lanes mean few sectors; one under `j != i`,
+/// which most lanes pass, does not.
+#[test]
+fn only_sparse_data_tests_get_the_few_lanes_clause() {
+    let s = uncoalesced("frontier_scatter");
+    assert!(!s.is_empty(), "{:#?}", findings());
+    assert!(
+        s.iter().any(|f| f["message"]
+            .as_str()
+            .unwrap()
+            .contains("where few lanes pass")),
+        "{s:#?}"
+    );
+    let g = uncoalesced("neighbour_gather");
+    assert!(!g.is_empty(), "{:#?}", findings());
+    for f in &g {
+        let m = f["message"].as_str().unwrap();
+        assert!(!m.contains("where few lanes pass"), "{m}");
+    }
+}

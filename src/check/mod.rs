@@ -1689,9 +1689,35 @@ fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
     }
 }
 
+/// Whether condition `e` has a form that selects few lanes when its values
+/// vary: an equality (`a == b`), or a flag read from memory (`mask[i]`,
+/// `!visited[id]`), alone or joined with others by `&&`/`||`. Not a
+/// relational bound (`nb >= 0`) or an inequality (`j != index`), which
+/// most lanes pass.
+fn sparse_test(f: &crate::ir::Function, e: crate::ir::ExprId, depth: u32) -> bool {
+    use crate::ir::{BinOp, ExprKind, UnOp};
+    if depth > 8 {
+        return false;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Binary(BinOp::Eq, ..) => true,
+        ExprKind::Binary(BinOp::LogAnd | BinOp::LogOr, a, b) => {
+            sparse_test(f, *a, depth + 1) || sparse_test(f, *b, depth + 1)
+        }
+        ExprKind::Index { .. } | ExprKind::Member { .. } => true,
+        ExprKind::Unary(UnOp::Not, a) | ExprKind::Cast(_, a) => {
+            matches!(
+                f.expr(*a).kind,
+                ExprKind::Index { .. } | ExprKind::Member { .. }
+            )
+        }
+        _ => false,
+    }
+}
+
 /// The condition of the nearest `if` whose taken side holds statement
 /// `stmt` (directly or nested) and which depends on values loaded from
-/// memory.
+/// memory, when it selects few lanes by its form ([`sparse_test`]).
 fn data_guard(
     f: &crate::ir::Function,
     a: &crate::facts::Analysis,
@@ -1711,7 +1737,9 @@ fn data_guard(
                 .copied()
                 .unwrap_or(false)
         {
-            return Some(f.expr_text(*cond));
+            // (audit 20261211 #43, particles `j != index`) Only a test
+            // that selects few lanes by its form: an equality or a flag.
+            return sparse_test(f, *cond, 0).then(|| f.expr_text(*cond));
         }
         child = p;
         at = parents.get(p.0 as usize).copied().flatten();
