@@ -1217,6 +1217,26 @@ pub fn function_findings(
                 nb = a.cost.banks
             ),
             (Some(sym), _) => format!("symbolic stride factor {sym}"),
+            // (issue 8, session 12, SobelFilter with its pitch known) A
+            // warp of narrow rows: the stride is within a row, and the
+            // rows' words add up on the banks.
+            (None, Some(s))
+                if a.launch.block[0].is_some_and(|x| x < a.cost.warp)
+                    && a.launch.block[1].is_some_and(|y| y > 1)
+                    && acc.indices.iter().any(|i| {
+                        a.uniformity
+                            .expr_dims
+                            .get(i.0 as usize)
+                            .is_some_and(|d| d & (1 << crate::facts::relations::DIM_Y) != 0)
+                    }) =>
+            {
+                let bx = a.launch.block[0].unwrap_or(1);
+                format!(
+                    "word stride {s} between the lanes of a row; a warp spans {} rows of {bx} \
+                     threads",
+                    a.cost.warp.div_ceil(bx)
+                )
+            }
             (None, Some(s)) => format!("word stride {s} between lanes"),
             _ => String::new(),
         };

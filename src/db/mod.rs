@@ -597,13 +597,28 @@ pub fn function_inputs<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<FunctionInp
 pub fn function_analysis<'db>(db: &'db dyn Db, f: FuncRef<'db>) -> Arc<crate::facts::Analysis> {
     let ir = function_ir(db, f);
     let inputs = function_inputs(db, f);
-    let ir = match crate::facts::launch::with_block_dim_params(&ir, &inputs.launch) {
-        Some(special) => Arc::new(special),
-        None => ir,
+    let subst = crate::facts::launch::with_block_dim_params(&ir, &inputs.launch).map(Arc::new);
+    // Global races see the launch's constant parameters only when the grid
+    // is known too (see `Analysis::compute_with_race_ir`).
+    let known_grid = inputs.launch.grid.iter().all(Option::is_some);
+    let race_ir = match &subst {
+        Some(_) if !known_grid && inputs.launch.param_values.iter().any(Option::is_some) => {
+            let no_values = crate::facts::LaunchDims {
+                param_values: [None; crate::facts::barriers::MAX_PARAM_DIMS],
+                ..inputs.launch
+            };
+            crate::facts::launch::with_block_dim_params(&ir, &no_values)
+                .map(Arc::new)
+                .unwrap_or_else(|| ir.clone())
+        }
+        Some(s) => s.clone(),
+        None => ir.clone(),
     };
+    let ir = subst.unwrap_or(ir);
     let cost = db.workspace().cost(db);
-    Arc::new(crate::facts::Analysis::compute_with_cost(
+    Arc::new(crate::facts::Analysis::compute_with_race_ir(
         &ir,
+        &race_ir,
         inputs.launch,
         &inputs.callees,
         &inputs.params,

@@ -112,6 +112,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
                 template_values: agree(prev.template_values, dims.template_values),
                 param_block_dims: agree(prev.param_block_dims, dims.param_block_dims),
                 unlaunched: false,
+                param_values: agree(prev.param_values, dims.param_values),
             },
         });
     }

@@ -84,7 +84,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
     // Host functions are lowered from their signature alone unless they
     // launch: a caller's body is lowered here (as device code would be)
     // when it names a launching function.
-    let launchers: Vec<&str> = items
+    let mut launchers: Vec<&str> = items
         .by_key
         .values()
         .filter(|s| {
@@ -92,6 +92,24 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
         })
         .map(|s| s.name.as_str())
         .collect();
+    // (issue 8, session 12, softmax `main` → `softmax_forward` →
+    // `softmax_forward7`) Callers of callers too, a few levels up, so a
+    // constant passed two calls above the launch reaches it.
+    let calls_one =
+        |text: &str, names: &[&str]| names.iter().any(|n| text.contains(&format!("{n}(")));
+    for _ in 0..4 {
+        let more: Vec<&str> = items
+            .by_key
+            .values()
+            .filter(|s| s.kind == FunctionKind::Host && !launchers.contains(&s.name.as_str()))
+            .filter(|s| calls_one(&s.text, &launchers))
+            .map(|s| s.name.as_str())
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        launchers.extend(more);
+    }
     let host_fns: Vec<Arc<crate::ir::Function>> = if is_source && !launchers.is_empty() {
         items
             .order
@@ -101,15 +119,20 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
             .filter_map(|(key, s)| {
                 if crate::frontend::lower::lowers_body(s.kind, &s.text) {
                     Some(function_ir(db, FuncRef::new(db, file, key.clone())))
-                } else if launchers.iter().any(|n| s.text.contains(&format!("{n}("))) {
-                    Some(Arc::new(crate::frontend::lower::lower_function(
+                } else if calls_one(&s.text, &launchers) {
+                    // Lowered as device code would be (to get its body),
+                    // then marked host again: its own parameters resolve
+                    // through its callers in turn.
+                    let mut g = crate::frontend::lower::lower_function(
                         &s.text,
                         s.start_col,
                         &s.name,
                         &s.scope_path,
                         FunctionKind::Device,
                         &s.scope,
-                    )))
+                    );
+                    g.kind = FunctionKind::Host;
+                    Some(Arc::new(g))
                 } else {
                     None
                 }
@@ -150,6 +173,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         template_values,
                         param_block_dims: crate::facts::launch::param_block_dims(&f, l),
                         unlaunched: false,
+                        param_values: crate::facts::launch::launch_arg_values(&f, l, &host_refs),
                     },
                 ));
             }

@@ -53,6 +53,13 @@ pub struct LaunchDims {
     /// or, for a device function, any kernel that calls it.
     #[serde(default)]
     pub unlaunched: bool,
+    /// (issue 8, session 12; audit 20261211 #49/#50, softmax's `C = V =
+    /// 50257`) For each of the first [`MAX_PARAM_DIMS`] parameters, the
+    /// integer every launch site passes (a constant in the launching host
+    /// function, or through its callers' constant arguments): the kernel
+    /// runs with that value wherever the indexed files launch it.
+    #[serde(default)]
+    pub param_values: [Option<i64>; MAX_PARAM_DIMS],
 }
 
 impl LaunchDims {
@@ -65,6 +72,7 @@ impl LaunchDims {
             template_values: [None; MAX_TEMPLATE_VALUES],
             param_block_dims: [None; MAX_PARAM_DIMS],
             unlaunched: false,
+            param_values: [None; MAX_PARAM_DIMS],
         }
     }
 }
@@ -152,7 +160,7 @@ pub fn divergent_barriers(
             let divergent = if warp_level {
                 !group_uniform(f, u, ExprId(c), launch, group)
             } else {
-                !u.is_uniform(c)
+                !(u.is_uniform(c) || super::ranges::decided(f, ExprId(c), launch).is_some())
                     // A grid barrier needs the condition to agree across blocks too.
                     || (grid_sites.contains(&site) && depends_on_block(f, ExprId(c), 0))
             };
@@ -250,6 +258,11 @@ pub fn group_uniform(
     }
     if dims & (1 << VARIES) != 0 {
         return false;
+    }
+    // (issue 8, session 12) A condition no thread of any launch can make
+    // true (or false) splits nothing.
+    if super::ranges::decided(f, c, launch).is_some() {
+        return true;
     }
     let bx = launch.block[0];
     let x_is_full_warps = bx.is_some_and(|x| i64::from(x) % group == 0);
@@ -364,10 +377,20 @@ fn splits_at_group_boundary(
             } else {
                 (*b, *a)
             };
+            if !u.is_uniform(k_side.0) {
+                return false;
+            }
+            let form = warp_index_form(f, u, group, x_side);
+            // A warp index compared with anything uniform (audit 20261211
+            // #49, softmax `row = blockIdx.x * warpsPerBlock + warpId` with
+            // `row >= N`).
+            if matches!(form, Some(Form::WarpIndex)) {
+                return true;
+            }
             let Some(k) = const_value(f, k_side) else {
                 return false;
             };
-            match warp_index_form(f, u, group, x_side) {
+            match form {
                 // threadIdx.x + c0 (+ a uniform multiple of the group)
                 // compared with k: splits at k - c0 (+1 for <=, >).
                 Some(Form::Lane(c0, _)) if lane_edges => {
@@ -414,6 +437,17 @@ fn warp_index_form(f: &Function, u: &Uniformity, group: i64, e: ExprId) -> Optio
         ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => Some(Form::Lane(0, false)),
         ExprKind::Cast(_, a) => rec(*a),
         ExprKind::Var(v) => single_def(f, v.0).and_then(rec),
+        // A warp index plus (or minus) anything uniform is a warp index.
+        ExprKind::Binary(BinOp::Add | BinOp::Sub, a, b)
+            if matches!(rec(*a), Some(Form::WarpIndex)) && u.is_uniform(b.0) =>
+        {
+            Some(Form::WarpIndex)
+        }
+        ExprKind::Binary(BinOp::Add, a, b)
+            if u.is_uniform(a.0) && matches!(rec(*b), Some(Form::WarpIndex)) =>
+        {
+            Some(Form::WarpIndex)
+        }
         ExprKind::Binary(BinOp::Add, a, b) => match (rec(*a), const_value(f, *b)) {
             (Some(Form::Lane(c, m)), Some(k)) => Some(Form::Lane(c + k, m)),
             (Some(Form::Lane(c, _)), None) if uniform_multiple(f, u, group, *b) => {

@@ -25,7 +25,16 @@ pub fn block_dims(f: &Function, e: ExprId) -> [Option<u32>; 3] {
 /// default argument, or callers that disagree, leave it unknown. Callers in
 /// other files are not seen.
 pub fn block_dims_in(f: &Function, e: ExprId, file: &[&Function]) -> [Option<u32>; 3] {
-    let as_u32 = |e: ExprId| host_const(f, e, 0, file).and_then(|v| u32::try_from(v).ok());
+    block_dims_at(f, e, file, 0)
+}
+
+/// [`block_dims_in`] at recursion depth `depth` (shared with
+/// [`host_const`] and [`dim3_var_at`], which call each other).
+fn block_dims_at(f: &Function, e: ExprId, file: &[&Function], depth: u32) -> [Option<u32>; 3] {
+    if depth > 8 {
+        return [None; 3];
+    }
+    let as_u32 = |e: ExprId| host_const(f, e, depth, file).and_then(|v| u32::try_from(v).ok());
     let one_d = |known: Option<u32>| [known, Some(1), Some(1)];
     match &f.expr(e).kind {
         // (audit 20261210 #32, fluidsGL `uint3 tids = make_uint3(TIDSX,
@@ -39,10 +48,10 @@ pub fn block_dims_in(f: &Function, e: ExprId, file: &[&Function]) -> [Option<u32
             }
             out
         }
-        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var(f, *v, file),
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var_at(f, *v, file, depth + 1),
         ExprKind::Var(v) => {
             let mut dims = match single_def(f, v.0) {
-                Some(init) => block_dims_in(f, init, file),
+                Some(init) => block_dims_at(f, init, file, depth + 1),
                 None => [None; 3],
             };
             if dims == [None; 3] && is_int(&f.var(*v).ty) {
@@ -54,7 +63,7 @@ pub fn block_dims_in(f: &Function, e: ExprId, file: &[&Function]) -> [Option<u32
                 dims
             }
         }
-        ExprKind::Cast(_, a) => block_dims_in(f, *a, file),
+        ExprKind::Cast(_, a) => block_dims_at(f, *a, file, depth + 1),
         ExprKind::Int(_) | ExprKind::Binary(..) | ExprKind::Unary(..) => one_d(as_u32(e)),
         _ => match as_u32(e) {
             Some(v) => one_d(Some(v)),
@@ -77,6 +86,22 @@ fn host_const(f: &Function, e: ExprId, depth: u32, file: &[&Function]) -> Option
     let rec = |x: ExprId| host_const(f, x, depth + 1, file);
     match &f.expr(e).kind {
         ExprKind::Cast(_, a) => rec(*a),
+        // (issue 8, session 12, simpleGL `dim3 grid(mesh_width / block.x,
+        // …)`) A member of a `dim3` local.
+        ExprKind::Member {
+            base,
+            field,
+            arrow: false,
+        } => {
+            let ExprKind::Var(v) = f.expr(*base).kind else {
+                return None;
+            };
+            if !is_dim3(&f.var(v).ty) {
+                return None;
+            }
+            let d = ["x", "y", "z"].iter().position(|m| m == field)?;
+            dim3_var_at(f, v, file, depth + 1)[d].map(i64::from)
+        }
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (rec(*a)?, rec(*b)?);
             match op {
@@ -195,6 +220,26 @@ fn from_callers(f: &Function, v: VarId, file: &[&Function], depth: u32) -> Optio
     value
 }
 
+/// (issue 8, session 12) For each kernel argument of launch `l` in host
+/// function `f`, its integer value when it is a constant there (see
+/// [`block_dims_in`] for what resolves: locals set once, macros, `const`s,
+/// parameters every caller in `file` passes the same constant for).
+pub fn launch_arg_values(
+    f: &Function,
+    l: &crate::ir::Launch,
+    file: &[&Function],
+) -> [Option<i64>; super::barriers::MAX_PARAM_DIMS] {
+    let mut out = [None; super::barriers::MAX_PARAM_DIMS];
+    // `cudaLaunchKernel`-style: one `void**` array, not the arguments.
+    if l.via_api {
+        return out;
+    }
+    for (slot, a) in out.iter_mut().zip(&l.args) {
+        *slot = host_const(f, *a, 0, file);
+    }
+    out
+}
+
 /// (audit 20261205/20261206 #41) For each kernel argument of launch `l` in
 /// host function `f`, the block dimension it repeats: the argument is the
 /// same expression as that dimension of the launch's block (`b.x` for a
@@ -245,25 +290,38 @@ pub fn param_block_dims(
 /// (audit 20261205/20261206 #41) Kernel `f` with every read of a parameter
 /// that each launch passes as a block dimension
 /// ([`LaunchDims::param_block_dims`](super::barriers::LaunchDims)) replaced
-/// by that `blockDim` (expression ids, spans and text positions unchanged),
-/// when the kernel never writes the parameter; `None` when there is none.
+/// by that `blockDim`, and (issue 8, session 12) every read of an integer
+/// parameter each launch passes the same constant for
+/// ([`LaunchDims::param_values`](super::barriers::LaunchDims)) replaced by
+/// that constant (expression ids, spans and text positions unchanged), when
+/// the kernel never writes the parameter; `None` when there is none.
 pub fn with_block_dim_params(
     f: &Function,
     launch: &super::barriers::LaunchDims,
 ) -> Option<Function> {
     use crate::ir::{Builtin, Dim, UnOp};
     if f.kind != crate::ir::FunctionKind::Kernel
-        || launch.param_block_dims.iter().all(Option::is_none)
+        || (launch.param_block_dims.iter().all(Option::is_none)
+            && launch.param_values.iter().all(Option::is_none))
     {
         return None;
     }
-    let mut subst: Vec<(VarId, Dim)> = Vec::new();
+    let mut subst: Vec<(VarId, ExprKind)> = Vec::new();
     for (i, v) in f.vars.iter().enumerate() {
         let Some(pos) = v.param_position else {
             continue;
         };
-        let Some(Some(d)) = launch.param_block_dims.get(pos as usize) else {
-            continue;
+        let kind = match (
+            launch.param_block_dims.get(pos as usize),
+            launch.param_values.get(pos as usize),
+        ) {
+            (Some(Some(d)), _) => ExprKind::Builtin(Builtin::BlockDim(match d {
+                0 => Dim::X,
+                1 => Dim::Y,
+                _ => Dim::Z,
+            })),
+            (_, Some(Some(c))) => ExprKind::Int(*c),
+            _ => continue,
         };
         if v.by_ref || !is_int(&v.ty) {
             continue;
@@ -279,12 +337,7 @@ pub fn with_block_dim_params(
         if written {
             continue;
         }
-        let dim = match d {
-            0 => Dim::X,
-            1 => Dim::Y,
-            _ => Dim::Z,
-        };
-        subst.push((id, dim));
+        subst.push((id, kind));
     }
     if subst.is_empty() {
         return None;
@@ -292,9 +345,9 @@ pub fn with_block_dim_params(
     let mut g = f.clone();
     for e in g.exprs.iter_mut() {
         if let ExprKind::Var(v) = e.kind
-            && let Some((_, d)) = subst.iter().find(|(w, _)| *w == v)
+            && let Some((_, k)) = subst.iter().find(|(w, _)| *w == v)
         {
-            e.kind = ExprKind::Builtin(Builtin::BlockDim(*d));
+            e.kind = k.clone();
         }
     }
     Some(g)
@@ -308,9 +361,11 @@ fn is_int(t: &Type) -> bool {
     matches!(t, Type::Scalar(s) if s.is_integral())
 }
 
-/// The dimensions held by the `dim3` local `v` (see [`block_dims`]).
-fn dim3_var(f: &Function, v: VarId, file: &[&Function]) -> [Option<u32>; 3] {
-    if f.var(v).param_position.is_some() {
+/// The dimensions held by the `dim3` local `v` (see [`block_dims`]), at
+/// recursion depth `depth` of [`host_const`] (a member read in another
+/// member's value recurses).
+fn dim3_var_at(f: &Function, v: VarId, file: &[&Function], depth: u32) -> [Option<u32>; 3] {
+    if f.var(v).param_position.is_some() || depth > 8 {
         return [None; 3];
     }
     let mut decl: Option<Option<ExprId>> = None;
@@ -325,7 +380,7 @@ fn dim3_var(f: &Function, v: VarId, file: &[&Function]) -> [Option<u32>; 3] {
         }
     }
     let mut out = match decl {
-        Some(Some(init)) => block_dims_in(f, init, file),
+        Some(Some(init)) => block_dims_at(f, init, file, depth + 1),
         Some(None) => [Some(1), Some(1), Some(1)],
         None => return [None; 3],
     };
@@ -346,7 +401,9 @@ fn dim3_var(f: &Function, v: VarId, file: &[&Function]) -> [Option<u32>; 3] {
                 let value = if op {
                     None
                 } else {
-                    rhs.and_then(|r| host_const(f, r, 0, file).and_then(|x| u32::try_from(x).ok()))
+                    rhs.and_then(|r| {
+                        host_const(f, r, depth, file).and_then(|x| u32::try_from(x).ok())
+                    })
                 };
                 out[d] = if assigned[d] { None } else { value };
                 assigned[d] = true;

@@ -20,6 +20,7 @@ pub mod launch;
 pub mod loops;
 pub mod named_barriers;
 pub mod races;
+pub mod ranges;
 pub mod relations;
 pub mod reuse;
 pub mod stride;
@@ -203,6 +204,23 @@ impl Analysis {
         params: &ParamFacts,
         cost: &cost::CostModel,
     ) -> Analysis {
+        Analysis::compute_with_race_ir(f, f, launch, callees, params, cost)
+    }
+
+    /// [`Analysis::compute_with_cost`], with the race check run on
+    /// `race_f`: `f` before its launch-constant parameters were substituted
+    /// (same statements and expression ids). (issue 8, session 12) With an
+    /// unknown grid, a constant row width makes `y * width + x` affine, and
+    /// the solver then finds "races" between threads of blocks past the
+    /// domain the launch covers, which the symbolic product never allowed.
+    pub fn compute_with_race_ir(
+        f: &Function,
+        race_f: &Function,
+        launch: LaunchDims,
+        callees: &Callees,
+        params: &ParamFacts,
+        cost: &cost::CostModel,
+    ) -> Analysis {
         let r = relations::build_with(f, callees, &params.dims);
         let uniformity = Uniformity::compute(&r, f.exprs.len(), f.vars.len());
         let divergent_barriers = barriers::divergent_barriers(f, &r, &uniformity, &launch, callees);
@@ -243,7 +261,50 @@ impl Analysis {
             .map(|b| divergence::in_single_lane(b, params.single_lane || params.single_thread))
             .collect();
         let intervals = intervals::compute(f);
-        let races = races::races(f, &uniformity, &launch, &intervals, &access_space, params);
+        let races = if std::ptr::eq(f, race_f) {
+            races::races(f, &uniformity, &launch, &intervals, &access_space, params)
+        } else {
+            // Shared-memory races from `f` (no block index involved), the
+            // global ones from `race_f`; each run sees only its space.
+            let only = |keep: crate::ir::MemSpace| -> Vec<crate::ir::MemSpace> {
+                access_space
+                    .iter()
+                    .map(|s| {
+                        if *s == keep {
+                            *s
+                        } else {
+                            crate::ir::MemSpace::Local
+                        }
+                    })
+                    .collect()
+            };
+            let shared_only = only(crate::ir::MemSpace::Shared);
+            let global_only = only(crate::ir::MemSpace::Global);
+            let a = races::races(f, &uniformity, &launch, &intervals, &shared_only, params);
+            let b = races::races(
+                race_f,
+                &uniformity,
+                &launch,
+                &intervals,
+                &global_only,
+                params,
+            );
+            let mut out = races::RaceFacts {
+                races: a
+                    .races
+                    .into_iter()
+                    .filter(|r| r.space == crate::ir::MemSpace::Shared)
+                    .chain(
+                        b.races
+                            .into_iter()
+                            .filter(|r| r.space != crate::ir::MemSpace::Shared),
+                    )
+                    .collect(),
+                incomplete: a.incomplete.or(b.incomplete),
+            };
+            out.races.sort_by_key(|r| (r.first.stmt, r.second.stmt));
+            out
+        };
         let named_barriers = named_barriers::analyse(f, &cx, &launch);
         Analysis {
             launch,

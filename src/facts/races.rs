@@ -626,6 +626,34 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// (issue 8, session 12, llm.c flash attention `Kj[(y * d) + x]`)
+    /// Whether `e` reads the counter of one of the enclosing `loops` (or a
+    /// local defined once from one): a value the threads agree on, but not
+    /// a single thread-invariant symbol, since it changes every iteration.
+    fn mentions_loop_counter(&self, e: ExprId, loops: &[u32], depth: u32) -> bool {
+        if depth > 24 {
+            return true;
+        }
+        let f = self.f;
+        match &f.expr(e).kind {
+            ExprKind::Var(v) => {
+                loops
+                    .iter()
+                    .any(|l| self.loops.get(l).is_some_and(|i| i.var == Some(*v)))
+                    || match self.init.get(v.0 as usize).copied().flatten() {
+                        Some(i) if self.defs[v.0 as usize] == 1 => {
+                            self.mentions_loop_counter(i, loops, depth + 1)
+                        }
+                        _ => false,
+                    }
+            }
+            _ => f
+                .child_exprs(e)
+                .into_iter()
+                .any(|c| self.mentions_loop_counter(c, loops, depth + 1)),
+        }
+    }
+
     /// Where pointer variable `v` points when statement `at` runs: at the
     /// start of its own pointee ([`Rebase::Plain`]: a parameter never
     /// written, an array), at an offset from another variable (`T *p =
@@ -1002,7 +1030,7 @@ impl<'a> Cx<'a> {
                         super::barriers::const_value(f, e).map(Lin::constant)
                     }
                     (_, Some(x), Some(y)) if x.invariant() && y.invariant() => Some(self.sym(e)),
-                    _ if uniform => Some(self.sym(e)),
+                    _ if uniform && !self.mentions_loop_counter(e, loops, 0) => Some(self.sym(e)),
                     _ => None,
                 }
             }
