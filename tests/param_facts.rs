@@ -44,7 +44,7 @@ __global__ void k(const float* m, float* out, int w, int n) {\n\
   put(out, t, s);\n\
   stage(sm, t);\n\
 }\n\
-void host(const float* m, float* o) { k<<<1, 32>>>(m, o, 64, 64); }\n";
+void host(const float* m, float* o, int w) { k<<<1, 32>>>(m, o, w, 64); }\n";
 
 #[test]
 fn parameters_carry_the_callers_thread_dependence() {

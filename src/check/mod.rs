@@ -185,6 +185,15 @@ fn divergence_message(
             ),
             _ => (Stride::Block.loop_name(), None),
         };
+        // (session 12) A guard inside the stride loop, not its condition.
+        if matches!(f.stmt(b.stmt).kind, StmtKind::If { .. }) {
+            return format!(
+                "`{cond}` compares the counter of the enclosing {name} plus the lane's index \
+                 with a uniform bound: each iteration the lanes of a warp cover one window of \
+                 consecutive values, and only the iteration whose window straddles the bound \
+                 leaves some lanes idle (cost: at most one partial iteration)"
+            );
+        }
         return format!(
             "`{cond}`: {name}; the lanes of a warp start less than one step apart, so \
              their trip counts differ by at most one: only the last iteration runs with some \

@@ -222,13 +222,20 @@ pub fn classify(
                     Some(Trips::Uniform) => Some((grid(), false)),
                     Some(Trips::Tail) => Some((grid(), true)),
                     None => stride_loop(f, cx, launch, loops, stmt, cond)
-                        .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true))),
+                        .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true)))
+                        .or_else(|| {
+                            guard_in_stride_loop(f, cx, launch, loops, stmt, cond)
+                                .map(|(g, _)| (g, true))
+                        }),
                 }
             })
             .flatten()
         {
             if tail {
-                let (stride, exact_if) = stride_name(f, cx, launch, loops, stmt, grid);
+                // A guard inside a stride loop is named after that loop.
+                let named =
+                    guard_in_stride_loop(f, cx, launch, loops, stmt, cond).map_or(stmt, |(_, l)| l);
+                let (stride, exact_if) = stride_name(f, cx, launch, loops, named, grid);
                 BranchKind::StrideTail {
                     grid,
                     stride,
@@ -843,6 +850,88 @@ fn increasing_in(
         ExprKind::Binary(BinOp::Div, a, b) if pos(*b) => increasing_in(f, cx, *a, depth + 1),
         _ => None,
     }
+}
+
+/// (issue 8, session 12; audit 20261212 #34, cdpBitonicSort's copy loop
+/// `for (i = 0; i < len; i += blockDim.x) { index = i + threadIdx.x; if
+/// (index < len) … }`) An `if` comparing `i + k·threadIdx.x + …` with a
+/// uniform bound, where `i` is the counter of an enclosing loop that starts
+/// uniform and steps by a uniform amount covering the lanes' spread: each
+/// iteration the lanes of a warp cover one window of consecutive values
+/// that moves past the bound at most once, so at most one iteration splits
+/// the warp. Returns whether the step involves `gridDim`, and the loop.
+fn guard_in_stride_loop(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<(bool, StmtId)> {
+    if !matches!(f.stmt(s).kind, StmtKind::If { .. }) {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) = f.expr(cond).kind
+    else {
+        return None;
+    };
+    let x = if cx.form(b).is_invariant() {
+        a
+    } else if cx.form(a).is_invariant() {
+        b
+    } else {
+        return None;
+    };
+    // Through locals defined once (`unsigned index = i + threadIdx.x;`).
+    let mut x = f.strip_casts(x);
+    for _ in 0..4 {
+        match f.expr(x).kind {
+            ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
+                Some(d) => x = f.strip_casts(d),
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let ExprKind::Binary(BinOp::Add, p, q) = f.expr(x).kind else {
+        return None;
+    };
+    let encloses = |outer: StmtId| {
+        let mut stack = f.child_stmts(outer);
+        while let Some(t) = stack.pop() {
+            if t == s {
+                return true;
+            }
+            stack.extend(f.child_stmts(t));
+        }
+        false
+    };
+    for (counter, rest) in [(p, q), (q, p)] {
+        let ExprKind::Var(v) = f.expr(f.strip_casts(counter)).kind else {
+            continue;
+        };
+        for l in &loops.loops {
+            let Some(iv) = l.vars.iter().find(|iv| iv.var == v) else {
+                continue;
+            };
+            let (Some(init), Some(step)) = (iv.init, iv.step) else {
+                continue;
+            };
+            if iv.op != StepOp::Add
+                || !cx.form(init).is_invariant()
+                || !encloses(l.stmt)
+                || !affine_stride(f, cx, launch, rest, step)
+            {
+                continue;
+            }
+            let grid = l.grid_stride
+                || expr_mentions(f, step, &|k| {
+                    matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+                });
+            return Some((grid, l.stmt));
+        }
+    }
+    None
 }
 
 /// [`stride_loop`]'s recognition: `Some(grid)` for a stride loop.
@@ -2557,6 +2646,12 @@ fn uniform_trip_count(
     };
     let Some(init) = iv.init else {
         return false;
+    };
+    // (audit 20261212 #1, heartwall `for (position = pos_ori; …)`) An
+    // assignment in the loop's init: its value.
+    let init = match f.expr(init).kind {
+        ExprKind::Assign { op: None, rhs, .. } => rhs,
+        _ => init,
     };
     if !matches!(iv.op, StepOp::Add | StepOp::Sub) || iv.step.is_some_and(|e| !u.is_uniform(e.0)) {
         return false;

@@ -1019,6 +1019,20 @@ impl<'a> Lower<'a> {
                 if x == y { x } else { Some(MemSpace::Generic) }
             }
             ExprKind::Assign { rhs, .. } => self.pointer_space(*rhs),
+            // (issue 8, session 12) `SharedMemory<T>()`: a class whose
+            // conversion to a pointer returns `__shared__` memory.
+            ExprKind::Call {
+                callee,
+                receiver: None,
+                ..
+            } => {
+                let base = callee.split('<').next().unwrap_or(callee).trim();
+                let base = base.rsplit("::").next().unwrap_or(base);
+                self.scope
+                    .shared_views
+                    .contains(base)
+                    .then_some(MemSpace::Shared)
+            }
             _ => None,
         }
     }

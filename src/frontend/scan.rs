@@ -38,6 +38,11 @@ pub struct Scope {
     /// alias names an instance (`typedef Packed128<float> f128;` makes
     /// `f128::size` a constant).
     pub static_members: BTreeMap<String, StaticMembers>,
+    /// (issue 8, session 12; audit 20261212 #28, cuda-samples'
+    /// `SharedMemory<T>`) Classes with a conversion operator whose body
+    /// names `__shared__` memory: `T *p = SharedMemory<T>();` points into
+    /// shared memory.
+    pub shared_views: std::collections::BTreeSet<String>,
 }
 
 /// A class template's parameters and its static members' initialisers, as
@@ -60,6 +65,7 @@ impl Scope {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone())),
         );
+        self.shared_views.extend(other.shared_views.iter().cloned());
     }
 }
 
@@ -1095,6 +1101,13 @@ impl Scanner<'_> {
         let ty = record_layout(&name, body, self.src, &self.scope, &[]);
         self.scope_mut().types.insert(name.clone(), ty);
         self.static_members(&name, body);
+        if named_children(body).into_iter().any(|m| {
+            let t = text(m, self.src);
+            m.kind() == "function_definition" && t.contains("operator") && t.contains("__shared__")
+        }) {
+            let base = name.split('<').next().unwrap_or(&name).trim().to_string();
+            self.scope_mut().shared_views.insert(base);
+        }
         // Member functions defined in the class body.
         self.path.push(name);
         for ch in named_children(body) {

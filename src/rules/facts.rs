@@ -574,6 +574,23 @@ fn fp64_ops(f: &Function, start_line: u32) -> Vec<Fp64Row> {
             (FTy::Other, None)
         }
     };
+    // (audits 20261210 #8, 20261212 #7: myocyte's `const fp c = 41.0 /
+    // 840.0;`) Expressions of literals only: the compiler folds them, so
+    // their operations never run (a double result still makes the
+    // operations it feeds double).
+    let mut literal = vec![false; n];
+    let lit = |literal: &[bool], c: ExprId, me: usize| (c.0 as usize) < me && literal[c.0 as usize];
+    for i in 0..n {
+        let id = ExprId(i as u32);
+        literal[i] = match &f.expr(id).kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::SizeOf(_) => true,
+            ExprKind::Unary(UnOp::Neg | UnOp::Plus, a) | ExprKind::Cast(_, a) => {
+                lit(&literal, *a, i)
+            }
+            ExprKind::Binary(_, a, b) => lit(&literal, *a, i) && lit(&literal, *b, i),
+            _ => false,
+        };
+    }
     for i in 0..n {
         let id = ExprId(i as u32);
         let e = f.expr(id);
@@ -614,7 +631,7 @@ fn fp64_ops(f: &Function, start_line: u32) -> Vec<Fp64Row> {
                 match op {
                     BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div => {
                         let r = join(ta, tb);
-                        if r.0 == FTy::Double {
+                        if r.0 == FTy::Double && !literal[i] {
                             push(&mut out, f, start_line, id, op_text(*op), r.1);
                         }
                         r
