@@ -98,3 +98,14 @@ fn literal_only_double_arithmetic_is_folded() {
         message(r[0])
     );
 }
+
+/// `if (c) return 0;` outside loops: an early exit whose taken side is
+/// only the return of a literal is not reported.
+#[test]
+fn an_early_return_of_a_literal_is_not_reported() {
+    assert!(
+        of("width_of", "divergent-branch").is_empty(),
+        "{:#?}",
+        findings()
+    );
+}

@@ -1710,9 +1710,17 @@ fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
 }
 
 fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
-    use crate::ir::StmtKind;
+    use crate::ir::{ExprKind, StmtKind};
     match &f.stmt(s).kind {
         StmtKind::Return(None) => true,
+        // (audit 20261212 #25, interval's `if (empty(x)) return 0;`) A
+        // value already in a register or a literal: the return itself is
+        // all the taken side does.
+        StmtKind::Return(Some(e)) => match f.expr(f.strip_casts(*e)).kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+            ExprKind::Var(v) => !f.var(v).by_ref,
+            _ => false,
+        },
         StmtKind::Block(v) => v.len() == 1 && return_only(f, v[0]),
         _ => false,
     }
