@@ -109,3 +109,31 @@ fn an_early_return_of_a_literal_is_not_reported() {
         findings()
     );
 }
+
+/// (audit 20261213 #48, #63: llm.c's `#define ENABLE_BF16` before
+/// `#include "common.h"`) A header sees the macros its includer defined
+/// before the `#include`: `elem_t` is 2 bytes in the file that defines
+/// `USE_HALF`, 4 in the one that does not.
+#[test]
+fn a_header_sees_its_includers_macros() {
+    let all = common::check_fixtures(&[
+        "findings/header_ctx/elem.h",
+        "findings/header_ctx/half.cu",
+        "findings/header_ctx/full.cu",
+    ]);
+    let msg = |func: &str| {
+        all.iter()
+            .find(|f| f["function"] == func && f["rule"] == "uncoalesced-global")
+            .and_then(|f| f["message"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        msg("rows_half").contains("of 2 B per threadIdx.x"),
+        "{all:#?}"
+    );
+    assert!(
+        msg("rows_full").contains("of 4 B per threadIdx.x"),
+        "{all:#?}"
+    );
+}

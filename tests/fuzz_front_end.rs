@@ -168,7 +168,7 @@ proptest! {
     ) {
         let (text, kernels) = render(&pieces);
         let start = Instant::now();
-        let scan = scan_source(&text, initial(), &BTreeSet::new(), &mut |_| None);
+        let scan = scan_source(&text, initial(), &BTreeSet::new(), &mut |_, _| None);
         let mut lowered = 0usize;
         for f in &scan.functions {
             let ir = lower_function(&f.text, f.start_col, &f.name, &f.scope_path, f.kind, &f.scope);
@@ -206,7 +206,7 @@ fn macro_bombs_finish_with_a_diagnostic() {
         "#define X X X X\n__global__ void k(float* a) { __shared__ float s[X]; a[0] = s[0]; }\n";
     for text in [nested.as_str(), self_ref] {
         let start = Instant::now();
-        let scan = scan_source(text, initial(), &BTreeSet::new(), &mut |_| None);
+        let scan = scan_source(text, initial(), &BTreeSet::new(), &mut |_, _| None);
         let mut codes: Vec<&str> = scan.diagnostics.iter().map(|d| d.code).collect();
         for f in &scan.functions {
             let ir = lower_function(

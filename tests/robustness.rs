@@ -35,7 +35,7 @@ fn front_end(text: &str) -> usize {
         macros: MacroTable::predefined(),
         ..Scope::default()
     });
-    let scan = scan_file(text, &tree, init, &mut |_| None);
+    let scan = scan_file(text, &tree, init, &mut |_, _| None);
     let mut n = 0;
     for s in &scan.functions {
         let f = lower_function(

@@ -170,7 +170,7 @@ pub fn kernels_ir(
         let init = initial_scope(config);
         let tree = parse(&text);
         let mut seen = vec![path.clone()];
-        let scan = scan_file(&text, &tree, init.clone(), &mut |inc| {
+        let scan = scan_file(&text, &tree, init.clone(), &mut |inc, _| {
             header_exports(&path, inc, &init, &mut seen)
         });
         for s in &scan.functions {
@@ -223,7 +223,7 @@ fn header_exports(
     let text = crate::workspace::decode(&bytes).text;
     seen.push(path.clone());
     let tree = parse(&text);
-    let scan = scan_file(&text, &tree, init.clone(), &mut |inc| {
+    let scan = scan_file(&text, &tree, init.clone(), &mut |inc, _| {
         header_exports(&path, inc, init, seen)
     });
     seen.pop();

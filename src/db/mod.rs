@@ -264,9 +264,83 @@ fn scan_with_includes(db: &dyn Db, file: SourceFile) -> FileScan {
     // The syntax tree lives only as long as the scan (large files are
     // parsed chunk by chunk): what is kept is the scan and, per function,
     // its lowered IR.
-    scan_source(file.text(db), initial, elsewhere, &mut |name| {
-        resolve_include(db, &path, name).map(|h| exports(db, h))
+    scan_source(file.text(db), initial, elsewhere, &mut |name, macros| {
+        resolve_include(db, &path, name).map(|h| header_exports(db, h, macros))
     })
+}
+
+/// (issue 8, session 12; audit 20261213 #48/#63, llm.c's `#define
+/// ENABLE_BF16` before `#include "common.h"`) The scope header `h` exports
+/// to an includer whose macros are `macros` at the `#include`: the plain
+/// [`exports`] when the includer defines none of the names the header's
+/// directives test beyond what every file starts with, else the header
+/// scanned with those definitions ([`exports_with`]), as the preprocessor
+/// would (`typedef __nv_bfloat16 floatX;`, not `float`).
+fn header_exports(
+    db: &dyn Db,
+    h: SourceFile,
+    macros: &crate::frontend::preproc::MacroTable,
+) -> Arc<Scope> {
+    let initial = db.workspace().initial_scope(db).clone();
+    let defs: Vec<(String, Option<Vec<String>>, String)> = file_directive_names(db, h)
+        .iter()
+        .filter(|n| macros.is_defined(n) == Some(true) && macros.get(n) != initial.macros.get(n))
+        .filter_map(|n| {
+            macros
+                .get(n)
+                .map(|m| (n.clone(), m.params.clone(), m.body.clone()))
+        })
+        .collect();
+    if defs.is_empty() {
+        exports(db, h)
+    } else {
+        exports_with(db, HeaderInContext::new(db, h, defs))
+    }
+}
+
+/// Names a file's preprocessor directives mention (lexical; backdated when
+/// an edit leaves them equal).
+#[salsa::tracked(returns(ref))]
+pub fn file_directive_names(db: &dyn Db, file: SourceFile) -> Arc<BTreeSet<String>> {
+    Arc::new(crate::frontend::preproc::directive_names(file.text(db)))
+}
+
+/// A header and the macro definitions its includer has at the `#include`
+/// (only names the header's directives test; see [`header_exports`]).
+#[salsa::interned(debug)]
+pub struct HeaderInContext<'db> {
+    /// The header.
+    #[returns(copy)]
+    pub file: SourceFile,
+    /// (name, parameters, replacement) of each definition.
+    #[returns(ref)]
+    pub defs: Vec<(String, Option<Vec<String>>, String)>,
+}
+
+fn exports_with_in_cycle<'db>(
+    _db: &'db dyn Db,
+    _id: salsa::Id,
+    _h: HeaderInContext<'db>,
+) -> Arc<Scope> {
+    Arc::new(Scope::default())
+}
+
+/// The scope a header exports when its includer has the definitions of
+/// `h` (see [`header_exports`]).
+#[salsa::tracked(returns(clone), cycle_result = exports_with_in_cycle)]
+pub fn exports_with<'db>(db: &'db dyn Db, h: HeaderInContext<'db>) -> Arc<Scope> {
+    let file = h.file(db);
+    let path = file.path(db).clone();
+    let mut initial = db.workspace().initial_scope(db).clone();
+    let table = &mut Arc::make_mut(&mut initial).macros;
+    for (n, params, body) in h.defs(db) {
+        table.define(n, params.clone(), body);
+    }
+    let elsewhere = workspace_defines(db);
+    scan_source(file.text(db), initial, elsewhere, &mut |name, macros| {
+        resolve_include(db, &path, name).map(|h| header_exports(db, h, macros))
+    })
+    .exports
 }
 
 /// Whether `path` names a source file (as opposed to a header): only those
@@ -349,8 +423,8 @@ pub fn include_context(db: &dyn Db, file: SourceFile) -> Option<Arc<Scope>> {
     let prefix: String = text.split_inclusive('\n').take(line).collect::<String>();
     let initial = include_context(db, f).unwrap_or_else(|| ws.initial_scope(db).clone());
     let elsewhere = workspace_defines(db);
-    let scan = scan_source(&prefix, initial, elsewhere, &mut |name| {
-        resolve_include(db, &p, name).map(|h| exports(db, h))
+    let scan = scan_source(&prefix, initial, elsewhere, &mut |name, macros| {
+        resolve_include(db, &p, name).map(|h| header_exports(db, h, macros))
     });
     Some(scan.exports)
 }

@@ -15,7 +15,7 @@ fn lower(src: &str, name: &str) -> Function {
         macros: MacroTable::predefined(),
         ..Scope::default()
     });
-    let scan = scan_file(src, &tree, init, &mut |_| None);
+    let scan = scan_file(src, &tree, init, &mut |_, _| None);
     let site = scan
         .functions
         .iter()

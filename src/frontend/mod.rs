@@ -28,7 +28,7 @@ pub(crate) fn lower_last(src: &str) -> crate::ir::Function {
         macros: preproc::MacroTable::predefined(),
         ..Scope::default()
     });
-    let scan = scan::scan_file(src, &tree, init, &mut |_| None);
+    let scan = scan::scan_file(src, &tree, init, &mut |_, _| None);
     let s = scan.functions.last().expect("a function");
     lower::lower_function(
         &s.text,

@@ -127,7 +127,7 @@ pub fn scan_file(
     text_src: &str,
     tree: &Tree,
     initial: Arc<Scope>,
-    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+    include: &mut dyn FnMut(&str, &MacroTable) -> Option<Arc<Scope>>,
 ) -> FileScan {
     scan_file_with(text_src, tree, initial, &BTreeSet::new(), include)
 }
@@ -145,7 +145,7 @@ pub fn scan_file_with(
     tree: &Tree,
     initial: Arc<Scope>,
     elsewhere: &BTreeSet<String>,
-    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+    include: &mut dyn FnMut(&str, &MacroTable) -> Option<Arc<Scope>>,
 ) -> FileScan {
     let _unit = preproc::enter_unit();
     let initial = with_elsewhere(text_src, initial, elsewhere);
@@ -195,7 +195,7 @@ pub fn scan_source(
     text_src: &str,
     initial: Arc<Scope>,
     elsewhere: &BTreeSet<String>,
-    include: &mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+    include: &mut dyn FnMut(&str, &MacroTable) -> Option<Arc<Scope>>,
 ) -> FileScan {
     if !needs_chunks(text_src) {
         let tree = super::syntax::parse(text_src);
@@ -450,7 +450,7 @@ struct Scanner<'a> {
     src: &'a [u8],
     scope: Arc<Scope>,
     out: FileScan,
-    include: &'a mut dyn FnMut(&str) -> Option<Arc<Scope>>,
+    include: &'a mut dyn FnMut(&str, &MacroTable) -> Option<Arc<Scope>>,
     ordinals: BTreeMap<String, u32>,
     path: Vec<String>,
     /// Line offset of `src` in the file (non-zero while re-parsing a region).
@@ -896,7 +896,7 @@ impl Scanner<'_> {
                 {
                     let raw = text(p, self.src).trim_matches('"').to_string();
                     self.out.includes.push(raw.clone());
-                    if let Some(exported) = (self.include)(&raw) {
+                    if let Some(exported) = (self.include)(&raw, &self.scope.macros) {
                         self.scope_mut().extend(&exported);
                     }
                 }
@@ -1357,7 +1357,7 @@ mod tests {
             macros: MacroTable::predefined(),
             ..Scope::default()
         });
-        scan_file(src, &tree, init, &mut |_| None)
+        scan_file(src, &tree, init, &mut |_, _| None)
     }
 
     /// (issue 8, session 11) llm.c's `Packed128<T>::size` through its
@@ -1433,7 +1433,7 @@ mod tests {
             ..Scope::default()
         });
         let set: BTreeSet<String> = elsewhere.iter().map(|s| s.to_string()).collect();
-        scan_file_with(src, &tree, init, &set, &mut |_| None)
+        scan_file_with(src, &tree, init, &set, &mut |_, _| None)
     }
 
     fn names(f: &FileScan) -> Vec<&str> {
@@ -1608,7 +1608,7 @@ mod tests {
             macros: MacroTable::predefined(),
             ..Scope::default()
         });
-        scan_source(src, init, &BTreeSet::new(), &mut |_| None)
+        scan_source(src, init, &BTreeSet::new(), &mut |_, _| None)
     }
 
     fn summary(f: &FileScan) -> Vec<(String, String, u32, u32, FunctionKind, usize)> {

@@ -871,7 +871,7 @@ mod tests {
             macros: MacroTable::predefined(),
             ..Scope::default()
         });
-        let scan = scan_file(src, &tree, init, &mut |_| None);
+        let scan = scan_file(src, &tree, init, &mut |_, _| None);
         let site = &scan.functions[0];
         crate::frontend::lower::lower_function(
             &site.text,
