@@ -137,3 +137,24 @@ fn a_header_sees_its_includers_macros() {
         "{all:#?}"
     );
 }
+
+/// `for (i = threadIdx.x + (V & ~7); i < V; i++)`: a remainder loop of at
+/// most 7 iterations, a note that says so; a start rounded from another
+/// value is not one.
+#[test]
+fn a_remainder_loop_states_its_few_iterations() {
+    let r = of("remainder_tail", "divergent-branch");
+    assert_eq!(r.len(), 1, "{:#?}", findings());
+    assert_eq!(r[0]["severity"], "note", "{:#?}", r[0]);
+    assert!(
+        message(r[0]).contains("a remainder loop")
+            && message(r[0]).contains("more than 7 iteration"),
+        "{}",
+        message(r[0])
+    );
+    let n = of("not_remainder", "divergent-branch");
+    assert!(
+        n.iter().all(|f| !message(f).contains("remainder loop")),
+        "{n:#?}"
+    );
+}

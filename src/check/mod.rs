@@ -1084,7 +1084,14 @@ pub fn function_findings(
             }
             _ => None,
         };
-        let severity = if early_exit.is_some() {
+        // (audits 20261209 #57, 20261214 #50/#55, llm.c's fused classifier)
+        // A remainder loop: its counter starts at the bound rounded down to
+        // a multiple plus a non-negative lane index and steps by a
+        // constant, so no lane runs more than the remainder's iterations.
+        let remainder = (tail.is_none() && !b.in_expression)
+            .then(|| remainder_loop(f, a, b.stmt, b.cond))
+            .flatten();
+        let severity = if early_exit.is_some() || remainder.is_some() {
             Severity::Note
         } else {
             severity
@@ -1110,6 +1117,18 @@ pub fn function_findings(
                 function: name.clone(),
                 function_key: key.clone(),
                 message: match early_exit {
+                    None if remainder.is_some() => {
+                        let (most, round) = remainder.unwrap_or_default();
+                        let idle = round - 1;
+                        format!(
+                            "`{cond_text}`: a remainder loop: its counter starts at the bound \
+                             rounded down to a multiple of {round} plus a non-negative thread \
+                             index, so no thread runs more than {most} iteration(s), and those \
+                             whose index is {idle} or more run none{region} (cost: at most \
+                             {most} iteration(s) of the loop body, by threads with an index \
+                             below {idle})"
+                        )
+                    }
                     Some(l) => format!(
                         "`{cond_text}` depends on {dims} and can differ between the threads of \
                          a warp: an early exit from the loop at line {} (the taken side only \
@@ -1700,6 +1719,103 @@ fn lane_run_loop(
 
 /// Whether statement `s` is a bare `return;` (alone or in a block).
 /// Whether statement `s` is only `break;` (in a block of one).
+/// (issue 8, session 12) For a loop `for (i = lane + round_down(B); i < B;
+/// i += c)` (`round_down(B)` = `B & ~(m - 1)` with `m` a power of two, or
+/// `B / m * m`; `lane` a value in `[0, ∞)`, e.g. `threadIdx.x`; `c` a
+/// positive constant): the most iterations any lane runs, `⌈(m - 1) / c⌉`,
+/// and `m`.
+fn remainder_loop(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    s: crate::ir::StmtId,
+    cond: crate::ir::ExprId,
+) -> Option<(i64, i64)> {
+    use crate::facts::barriers::{const_value, single_def};
+    use crate::ir::{BinOp, ExprKind, UnOp};
+    let l = a.loops.get(s)?;
+    if l.cond != Some(cond) {
+        return None;
+    }
+    let g = l.guard.as_ref()?;
+    if g.op != BinOp::Lt {
+        return None;
+    }
+    let iv = l.vars.iter().find(|v| v.var == g.var)?;
+    if iv.op != crate::facts::loops::StepOp::Add {
+        return None;
+    }
+    // `i++` has no step expression: one.
+    let step = match iv.step {
+        Some(e) => const_value(f, e)?,
+        None => 1,
+    };
+    if step <= 0 {
+        return None;
+    }
+    let resolve = |mut e: crate::ir::ExprId| {
+        for _ in 0..4 {
+            e = f.strip_casts(e);
+            match f.expr(e).kind {
+                ExprKind::Var(v) => match single_def(f, v.0) {
+                    Some(d) => e = d,
+                    None => break,
+                },
+                ExprKind::Assign { op: None, rhs, .. } => e = rhs,
+                _ => break,
+            }
+        }
+        e
+    };
+    let bound_text = f.expr_text(resolve(g.bound));
+    // `round_down(B)`: the multiple `m`.
+    let rounding = |e: crate::ir::ExprId| -> Option<i64> {
+        let e = resolve(e);
+        match f.expr(e).kind {
+            ExprKind::Binary(BinOp::BitAnd, x, y) => {
+                let (v, mask) = if const_value(f, y).is_some()
+                    || matches!(f.expr(y).kind, ExprKind::Unary(UnOp::BitNot, _))
+                {
+                    (x, y)
+                } else {
+                    (y, x)
+                };
+                let ExprKind::Unary(UnOp::BitNot, inner) = f.expr(f.strip_casts(mask)).kind else {
+                    return None;
+                };
+                let low = const_value(f, inner)?;
+                (low > 0 && (low + 1) & low == 0 && f.expr_text(resolve(v)) == bound_text)
+                    .then_some(low + 1)
+            }
+            ExprKind::Binary(BinOp::Mul, x, y) => {
+                let (q, m) = match (const_value(f, x), const_value(f, y)) {
+                    (_, Some(m)) => (x, m),
+                    (Some(m), _) => (y, m),
+                    _ => return None,
+                };
+                let ExprKind::Binary(BinOp::Div, v, d) = f.expr(resolve(q)).kind else {
+                    return None;
+                };
+                (m > 0 && const_value(f, d) == Some(m) && f.expr_text(resolve(v)) == bound_text)
+                    .then_some(m)
+            }
+            _ => None,
+        }
+    };
+    let init = resolve(iv.init?);
+    let ExprKind::Binary(BinOp::Add, p, q) = f.expr(init).kind else {
+        return None;
+    };
+    let nonneg = |e: crate::ir::ExprId| {
+        crate::facts::ranges::value_range(f, e, &a.launch).is_some_and(|(lo, _)| lo >= 0)
+    };
+    let m = match (rounding(p), rounding(q)) {
+        (Some(m), None) if nonneg(q) => m,
+        (None, Some(m)) if nonneg(p) => m,
+        _ => return None,
+    };
+    Some(((m - 1 + step - 1) / step, m))
+}
+
 fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
     use crate::ir::StmtKind;
     match &f.stmt(s).kind {
