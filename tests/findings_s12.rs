@@ -158,3 +158,19 @@ fn a_remainder_loop_states_its_few_iterations() {
         "{n:#?}"
     );
 }
+
+/// `if (i + threadIdx.x < len)` in a loop whose counter starts at `len`
+/// and only grows: never true, not reported; the enclosing `index < len2`
+/// keeps its stride-loop note.
+#[test]
+fn a_guard_below_the_loops_start_is_never_true() {
+    let d = of("pad_from_len", "divergent-branch");
+    assert!(
+        d.iter().all(|f| !message(f).starts_with("`index < len`")),
+        "{d:#?}"
+    );
+    assert!(
+        d.iter().any(|f| message(f).starts_with("`index < len2`")),
+        "{d:#?}"
+    );
+}

@@ -206,6 +206,7 @@ pub fn classify(
             || z_slices_are_warps(u, cond, launch)
             || warp_uniform_value(f, u, launch, cond, 0)
             || (!in_expression && uniform_trip_count(f, u, cx, loops, stmt, cond))
+            || (!in_expression && guard_below_loop_start(f, cx, launch, loops, stmt, cond))
         {
             BranchKind::WarpUniform
         } else if single_thread_cond(f, cx, launch, cond) {
@@ -850,6 +851,76 @@ fn increasing_in(
         ExprKind::Binary(BinOp::Div, a, b) if pos(*b) => increasing_in(f, cx, *a, depth + 1),
         _ => None,
     }
+}
+
+/// (audit 20261215 #31, cdpBitonicSort's `for (i = len; i < len2; i +=
+/// blockDim.x) { index = i + threadIdx.x; if (index < len) … }`) An `if`
+/// testing `i + r < B` where `i` is the counter of an enclosing loop that
+/// starts at `B` and never decreases, and `r` is never negative: never
+/// true, so it splits no warp.
+fn guard_below_loop_start(
+    f: &Function,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> bool {
+    if !matches!(f.stmt(s).kind, StmtKind::If { .. }) {
+        return false;
+    }
+    let ExprKind::Binary(BinOp::Lt, x, bound) = f.expr(cond).kind else {
+        return false;
+    };
+    if !cx.form(bound).is_invariant() {
+        return false;
+    }
+    let mut x = f.strip_casts(x);
+    for _ in 0..4 {
+        match f.expr(x).kind {
+            ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
+                Some(d) => x = f.strip_casts(d),
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    let ExprKind::Binary(BinOp::Add, p, q) = f.expr(x).kind else {
+        return false;
+    };
+    let bound_text = f.expr_text(f.strip_casts(bound));
+    let nonneg =
+        |e: ExprId| super::ranges::value_range(f, e, launch).is_some_and(|(lo, _)| lo >= 0);
+    let encloses = |outer: StmtId| {
+        let mut stack = f.child_stmts(outer);
+        while let Some(t) = stack.pop() {
+            if t == s {
+                return true;
+            }
+            stack.extend(f.child_stmts(t));
+        }
+        false
+    };
+    [(p, q), (q, p)].into_iter().any(|(counter, rest)| {
+        let ExprKind::Var(v) = f.expr(f.strip_casts(counter)).kind else {
+            return false;
+        };
+        loops.loops.iter().any(|l| {
+            l.vars.iter().any(|iv| {
+                iv.var == v
+                    && iv.op == StepOp::Add
+                    && iv.step.is_none_or(nonneg)
+                    && iv.init.is_some_and(|i| {
+                        let i = match f.expr(i).kind {
+                            ExprKind::Assign { op: None, rhs, .. } => rhs,
+                            _ => i,
+                        };
+                        f.expr_text(f.strip_casts(i)) == bound_text
+                    })
+                    && encloses(l.stmt)
+            })
+        }) && nonneg(rest)
+    })
 }
 
 /// (issue 8, session 12; audit 20261212 #34, cdpBitonicSort's copy loop
