@@ -853,6 +853,34 @@ fn increasing_in(
     }
 }
 
+/// `e` without casts, followed through locals defined once (a few steps):
+/// `unsigned index = i + threadIdx.x;` gives `i + threadIdx.x`.
+fn through_single_defs(f: &Function, e: ExprId) -> ExprId {
+    let mut x = f.strip_casts(e);
+    for _ in 0..4 {
+        match f.expr(x).kind {
+            ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
+                Some(d) => x = f.strip_casts(d),
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    x
+}
+
+/// Whether statement `inner` lies inside statement `outer`.
+fn stmt_encloses(f: &Function, outer: StmtId, inner: StmtId) -> bool {
+    let mut stack = f.child_stmts(outer);
+    while let Some(t) = stack.pop() {
+        if t == inner {
+            return true;
+        }
+        stack.extend(f.child_stmts(t));
+    }
+    false
+}
+
 /// (audit 20261215 #31, cdpBitonicSort's `for (i = len; i < len2; i +=
 /// blockDim.x) { index = i + threadIdx.x; if (index < len) … }`) An `if`
 /// testing `i + r < B` where `i` is the counter of an enclosing loop that
@@ -875,32 +903,14 @@ fn guard_below_loop_start(
     if !cx.form(bound).is_invariant() {
         return false;
     }
-    let mut x = f.strip_casts(x);
-    for _ in 0..4 {
-        match f.expr(x).kind {
-            ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
-                Some(d) => x = f.strip_casts(d),
-                None => break,
-            },
-            _ => break,
-        }
-    }
+    let x = through_single_defs(f, x);
     let ExprKind::Binary(BinOp::Add, p, q) = f.expr(x).kind else {
         return false;
     };
     let bound_text = f.expr_text(f.strip_casts(bound));
     let nonneg =
         |e: ExprId| super::ranges::value_range(f, e, launch).is_some_and(|(lo, _)| lo >= 0);
-    let encloses = |outer: StmtId| {
-        let mut stack = f.child_stmts(outer);
-        while let Some(t) = stack.pop() {
-            if t == s {
-                return true;
-            }
-            stack.extend(f.child_stmts(t));
-        }
-        false
-    };
+    let encloses = |outer: StmtId| stmt_encloses(f, outer, s);
     [(p, q), (q, p)].into_iter().any(|(counter, rest)| {
         let ExprKind::Var(v) = f.expr(f.strip_casts(counter)).kind else {
             return false;
@@ -954,29 +964,11 @@ fn guard_in_stride_loop(
         return None;
     };
     // Through locals defined once (`unsigned index = i + threadIdx.x;`).
-    let mut x = f.strip_casts(x);
-    for _ in 0..4 {
-        match f.expr(x).kind {
-            ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
-                Some(d) => x = f.strip_casts(d),
-                None => break,
-            },
-            _ => break,
-        }
-    }
+    let x = through_single_defs(f, x);
     let ExprKind::Binary(BinOp::Add, p, q) = f.expr(x).kind else {
         return None;
     };
-    let encloses = |outer: StmtId| {
-        let mut stack = f.child_stmts(outer);
-        while let Some(t) = stack.pop() {
-            if t == s {
-                return true;
-            }
-            stack.extend(f.child_stmts(t));
-        }
-        false
-    };
+    let encloses = |outer: StmtId| stmt_encloses(f, outer, s);
     for (counter, rest) in [(p, q), (q, p)] {
         let ExprKind::Var(v) = f.expr(f.strip_casts(counter)).kind else {
             continue;
