@@ -1356,7 +1356,51 @@ pub fn function_findings(
             }),
         });
     }
+    // (audit 20261216 #48/#49, drawn before as 20261126 #49) One
+    // thread-dependent `return` before several block barriers is one
+    // finding, at the first barrier after it; the later ones are named in it.
+    let exit_barrier = |v: &crate::facts::barriers::BarrierVerdict| match v.site {
+        crate::facts::barriers::BarrierSite::Barrier(i)
+            if v.via_exit
+                && matches!(
+                    f.barriers[i].kind,
+                    BarrierKind::SyncThreads | BarrierKind::CgBlockSync
+                )
+                && sync::exit_is_return(f, v.cond) =>
+        {
+            Some(abs(&f.barriers[i].span).0)
+        }
+        _ => None,
+    };
+    let mut later_exit_barriers: std::collections::HashMap<crate::ir::ExprId, Vec<_>> =
+        std::collections::HashMap::new();
     for v in &a.divergent_barriers {
+        if let Some(l) = exit_barrier(v) {
+            later_exit_barriers.entry(v.cond).or_default().push(l);
+        }
+    }
+    for l in later_exit_barriers.values_mut() {
+        l.sort_unstable();
+        l.dedup();
+    }
+    for v in &a.divergent_barriers {
+        let mut also = String::new();
+        if let Some(l) = exit_barrier(v) {
+            let lines = &later_exit_barriers[&v.cond];
+            if lines.first() != Some(&l) {
+                continue;
+            }
+            if lines.len() > 1 {
+                let rest: Vec<String> = lines[1..].iter().map(|x| line_ref(*x)).collect();
+                also = format!(
+                    " (the same holds for the {} later barrier{} at line{} {})",
+                    rest.len(),
+                    if rest.len() == 1 { "" } else { "s" },
+                    if rest.len() == 1 { "" } else { "s" },
+                    rest.join(", ")
+                );
+            }
+        }
         let b = match v.site {
             crate::facts::barriers::BarrierSite::Barrier(i) => &f.barriers[i],
             crate::facts::barriers::BarrierSite::Call(i) => {
@@ -1462,7 +1506,7 @@ pub fn function_findings(
                  `{cond_text}`, which depends on {dims}): since sm_70 a barrier waits only for \
                  threads that have not exited, so this is defined there, but the exited threads \
                  must not be expected to have written data read after the barrier, and before \
-                 sm_70 it can hang"
+                 sm_70 it can hang{also}"
             )
         } else if v.via_exit {
             format!(

@@ -113,6 +113,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
                 param_block_dims: agree(prev.param_block_dims, dims.param_block_dims),
                 unlaunched: false,
                 param_values: agree(prev.param_values, dims.param_values),
+                template_block_dims: agree(prev.template_block_dims, dims.template_block_dims),
             },
         });
     }
@@ -131,6 +132,11 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
     }
     let slots = slots.unwrap_or([false; MAX_TEMPLATE_VALUES]);
     for (v, keep) in dims.template_values.iter_mut().zip(slots) {
+        if !keep {
+            *v = None;
+        }
+    }
+    for (v, keep) in dims.template_block_dims.iter_mut().zip(slots) {
         if !keep {
             *v = None;
         }

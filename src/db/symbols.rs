@@ -174,6 +174,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         param_block_dims: crate::facts::launch::param_block_dims(&f, l),
                         unlaunched: false,
                         param_values: crate::facts::launch::launch_arg_values(&f, l, &host_refs),
+                        template_block_dims: crate::facts::launch::template_block_dims(&f, l),
                     },
                 ));
             }

@@ -60,6 +60,13 @@ pub struct LaunchDims {
     /// runs with that value wherever the indexed files launch it.
     #[serde(default)]
     pub param_values: [Option<i64>; MAX_PARAM_DIMS],
+    /// (issue 8, session 13; audit 20261216 #53/#54/#56, llm.c's
+    /// `kernel7<block_size><<<g, block_size>>>`) For each tracked non-type
+    /// template parameter (positions as in `template_values`), the block
+    /// dimension every launch site passes the same expression for: the
+    /// parameter equals `blockDim` in that dimension.
+    #[serde(default)]
+    pub template_block_dims: [Option<u8>; MAX_TEMPLATE_VALUES],
 }
 
 impl LaunchDims {
@@ -73,6 +80,7 @@ impl LaunchDims {
             param_block_dims: [None; MAX_PARAM_DIMS],
             unlaunched: false,
             param_values: [None; MAX_PARAM_DIMS],
+            template_block_dims: [None; MAX_TEMPLATE_VALUES],
         }
     }
 }

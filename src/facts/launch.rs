@@ -251,23 +251,10 @@ pub fn param_block_dims(
     l: &crate::ir::Launch,
 ) -> [Option<u8>; super::barriers::MAX_PARAM_DIMS] {
     let mut out = [None; super::barriers::MAX_PARAM_DIMS];
-    let Some(b) = l.block else {
+    let Some(dims) = block_dim_texts(f, l) else {
         return out;
     };
     let strip = |e: ExprId| f.strip_casts(e);
-    let b = strip(b);
-    // The expression text of each dimension of the block.
-    let dims: [Option<String>; 3] = match &f.expr(b).kind {
-        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => {
-            let name = &f.var(*v).name;
-            ["x", "y", "z"].map(|m| Some(format!("{name}.{m}")))
-        }
-        ExprKind::Var(v) if is_int(&f.var(*v).ty) => [Some(f.var(*v).name.clone()), None, None],
-        ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
-            std::array::from_fn(|i| args.get(i).map(|a| f.expr_text(strip(*a))))
-        }
-        _ => [None, None, None],
-    };
     for (i, a) in l.args.iter().take(out.len()).enumerate() {
         let a = strip(*a);
         // Only names and members: an expression with a call or a side
@@ -287,6 +274,56 @@ pub fn param_block_dims(
     out
 }
 
+/// The expression text of each dimension of launch `l`'s block (`b.x` for a
+/// `dim3 b`, the integer block itself, or the corresponding argument of a
+/// `dim3(…)` construction); `None` without a block.
+fn block_dim_texts(f: &Function, l: &crate::ir::Launch) -> Option<[Option<String>; 3]> {
+    let strip = |e: ExprId| f.strip_casts(e);
+    let b = strip(l.block?);
+    Some(match &f.expr(b).kind {
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => {
+            let name = &f.var(*v).name;
+            ["x", "y", "z"].map(|m| Some(format!("{name}.{m}")))
+        }
+        ExprKind::Var(v) if is_int(&f.var(*v).ty) => [Some(f.var(*v).name.clone()), None, None],
+        ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
+            std::array::from_fn(|i| args.get(i).map(|a| f.expr_text(strip(*a))))
+        }
+        _ => [None, None, None],
+    })
+}
+
+/// (issue 8, session 13; audit 20261216 #53) For each template argument of
+/// launch `l` in host function `f`, the block dimension it repeats: a name
+/// (or member) that is also, as written, that dimension of the launch's
+/// block (`k<block_size><<<g, block_size>>>`), so the kernel's template
+/// parameter equals `blockDim` there.
+pub fn template_block_dims(
+    f: &Function,
+    l: &crate::ir::Launch,
+) -> [Option<u8>; super::barriers::MAX_TEMPLATE_VALUES] {
+    let mut out = [None; super::barriers::MAX_TEMPLATE_VALUES];
+    let Some(dims) = block_dim_texts(f, l) else {
+        return out;
+    };
+    let name = |t: &str| {
+        !t.is_empty()
+            && !t.starts_with(|c: char| c.is_ascii_digit())
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    };
+    for (slot, a) in out.iter_mut().zip(&l.template_args) {
+        let a = a.trim();
+        if name(a) {
+            *slot = dims
+                .iter()
+                .position(|d| d.as_deref() == Some(a))
+                .map(|d| d as u8);
+        }
+    }
+    out
+}
+
 /// (audit 20261205/20261206 #41) Kernel `f` with every read of a parameter
 /// that each launch passes as a block dimension
 /// ([`LaunchDims::param_block_dims`](super::barriers::LaunchDims)) replaced
@@ -302,10 +339,30 @@ pub fn with_block_dim_params(
     use crate::ir::{Builtin, Dim, UnOp};
     if f.kind != crate::ir::FunctionKind::Kernel
         || (launch.param_block_dims.iter().all(Option::is_none)
-            && launch.param_values.iter().all(Option::is_none))
+            && launch.param_values.iter().all(Option::is_none)
+            && launch.template_block_dims.iter().all(Option::is_none))
     {
         return None;
     }
+    let block_dim = |d: u8| {
+        ExprKind::Builtin(Builtin::BlockDim(match d {
+            0 => Dim::X,
+            1 => Dim::Y,
+            _ => Dim::Z,
+        }))
+    };
+    // (session 13) Template parameters that equal a block dimension, unless
+    // every launch gives their value anyway.
+    let template_subst: Vec<(u32, ExprKind)> = launch
+        .template_block_dims
+        .iter()
+        .enumerate()
+        .filter_map(|(p, d)| {
+            let d = (*d)?;
+            let known = launch.template_values.get(p).copied().flatten().is_some();
+            (!known).then(|| (p as u32, block_dim(d)))
+        })
+        .collect();
     let mut subst: Vec<(VarId, ExprKind)> = Vec::new();
     for (i, v) in f.vars.iter().enumerate() {
         let Some(pos) = v.param_position else {
@@ -315,11 +372,7 @@ pub fn with_block_dim_params(
             launch.param_block_dims.get(pos as usize),
             launch.param_values.get(pos as usize),
         ) {
-            (Some(Some(d)), _) => ExprKind::Builtin(Builtin::BlockDim(match d {
-                0 => Dim::X,
-                1 => Dim::Y,
-                _ => Dim::Z,
-            })),
+            (Some(Some(d)), _) => block_dim(*d),
             (_, Some(Some(c))) => ExprKind::Int(*c),
             _ => continue,
         };
@@ -339,13 +392,17 @@ pub fn with_block_dim_params(
         }
         subst.push((id, kind));
     }
-    if subst.is_empty() {
+    if subst.is_empty() && template_subst.is_empty() {
         return None;
     }
     let mut g = f.clone();
     for e in g.exprs.iter_mut() {
         if let ExprKind::Var(v) = e.kind
             && let Some((_, k)) = subst.iter().find(|(w, _)| *w == v)
+        {
+            e.kind = k.clone();
+        } else if let ExprKind::TemplateParam(p) = e.kind
+            && let Some((_, k)) = template_subst.iter().find(|(q, _)| *q == p)
         {
             e.kind = k.clone();
         }

@@ -1556,6 +1556,18 @@ impl<'a> Lower<'a> {
                 let _ = self.asm(n, cx);
                 self.expr(ExprKind::Unknown("asm".into()), span)
             }
+            // (issue 8, session 13; audit 20261216 #53, llm.c's
+            // `auto launch = [&](auto c) { k<c.value><<<g, b>>>(…); }`) In
+            // host code, a lambda's body is lowered for its launches and the
+            // locals they read; it stays outside the function's statement
+            // tree, since when (and how often) it runs is not known.
+            "lambda_expression" if self.f.kind == FunctionKind::Host => {
+                if let Some(body) = field(n, "body") {
+                    self.block(body, cx);
+                }
+                let t: String = text(n, src).chars().take(80).collect();
+                self.expr(ExprKind::Unknown(t), span)
+            }
             _ => {
                 // Lower sub-expressions for their effects (accesses, launches).
                 for ch in named_children(n) {

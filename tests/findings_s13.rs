@@ -1,0 +1,57 @@
+//! issue 8, session 13 (audit 20261216): one finding per early exit before
+//! several barriers, template parameters that every launch passes as the
+//! block size (from a host lambda), and the rows listed at each test.
+//! Fixture: tests/fixtures/findings/s13/kernels.cu.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/s13/kernels.cu"]))
+}
+
+fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
+    findings()
+        .iter()
+        .filter(|f| f["rule"] == rule && f["function"] == function)
+        .collect()
+}
+
+fn message(f: &serde_json::Value) -> &str {
+    f["message"].as_str().unwrap_or_default()
+}
+
+/// (#48/#49) `if (threadIdx.y >= 8) return;` before three barriers is one
+/// finding, at the first, naming the later two.
+#[test]
+fn one_early_exit_is_one_finding() {
+    let b = of("exit_then_barriers", "barrier-divergence");
+    assert_eq!(b.len(), 1, "{:#?}", b);
+    assert_eq!(b[0]["line"], 11, "{:#?}", b[0]);
+    assert!(
+        message(b[0]).contains("2 later barriers at lines 13, 15"),
+        "{}",
+        message(b[0])
+    );
+}
+
+/// (#53/#54/#56) `kernel<block_size><<<g, block_size>>>` inside a host
+/// lambda: the template parameter is the block size, so a loop stepping by
+/// it is a block-stride loop (a note); a step of half the block is not.
+#[test]
+fn a_template_parameter_passed_as_the_block_size_is_blockdim() {
+    let d = of("template_stride", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("block-stride loop")
+            && message(d[0]).contains("at most one partial iteration"),
+        "{}",
+        message(d[0])
+    );
+    let w = of("template_step_other", "divergent-branch");
+    assert_eq!(w.len(), 1, "{:#?}", findings());
+    assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
+}
