@@ -55,3 +55,24 @@ fn a_template_parameter_passed_as_the_block_size_is_blockdim() {
     assert_eq!(w.len(), 1, "{:#?}", findings());
     assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
 }
+
+/// (#5, hybridsort's `bucketcount`) `threads.x = 128` after the launch does
+/// not change the block the launch used (32): a block-stride loop over
+/// 1024 elements has no partial iteration, so nothing is reported.
+#[test]
+fn a_dim3_member_set_after_the_launch_does_not_change_it() {
+    let d = of("count_buckets", "divergent-branch");
+    assert!(d.is_empty(), "{:#?}", d);
+}
+
+/// (hybridsort's `bucketprefixoffset`) With 1024 threads stepping by 1024,
+/// no two threads meet: decided, not "analysis incomplete" (the solver
+/// gets the cut that the threads' parts of the two addresses agree).
+#[test]
+fn disjoint_columns_are_decided_within_the_budget() {
+    let quiet: Vec<_> = findings()
+        .iter()
+        .filter(|f| f["function"] == "prefix_columns")
+        .collect();
+    assert!(quiet.is_empty(), "{:#?}", quiet);
+}

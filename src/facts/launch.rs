@@ -48,7 +48,9 @@ fn block_dims_at(f: &Function, e: ExprId, file: &[&Function], depth: u32) -> [Op
             }
             out
         }
-        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => dim3_var_at(f, *v, file, depth + 1),
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => {
+            dim3_var_at(f, *v, file, depth + 1, f.expr(e).span)
+        }
         ExprKind::Var(v) => {
             let mut dims = match single_def(f, v.0) {
                 Some(init) => block_dims_at(f, init, file, depth + 1),
@@ -100,7 +102,7 @@ fn host_const(f: &Function, e: ExprId, depth: u32, file: &[&Function]) -> Option
                 return None;
             }
             let d = ["x", "y", "z"].iter().position(|m| m == field)?;
-            dim3_var_at(f, v, file, depth + 1)[d].map(i64::from)
+            dim3_var_at(f, v, file, depth + 1, f.expr(e).span)[d].map(i64::from)
         }
         ExprKind::Binary(op, a, b) => {
             let (x, y) = (rec(*a)?, rec(*b)?);
@@ -418,10 +420,19 @@ fn is_int(t: &Type) -> bool {
     matches!(t, Type::Scalar(s) if s.is_integral())
 }
 
-/// The dimensions held by the `dim3` local `v` (see [`block_dims`]), at
-/// recursion depth `depth` of [`host_const`] (a member read in another
-/// member's value recurses).
-fn dim3_var_at(f: &Function, v: VarId, file: &[&Function], depth: u32) -> [Option<u32>; 3] {
+/// The dimensions held by the `dim3` local `v` (see [`block_dims`]) where
+/// it is read at `at`, at recursion depth `depth` of [`host_const`] (a
+/// member read in another member's value recurses). (issue 8, session 13;
+/// audit 20261216 #5, hybridsort's `threads.x = 128` after the
+/// `bucketcount` launch) An assignment after the read counts only when a
+/// loop encloses both.
+fn dim3_var_at(
+    f: &Function,
+    v: VarId,
+    file: &[&Function],
+    depth: u32,
+    at: crate::ir::Span,
+) -> [Option<u32>; 3] {
     if f.var(v).param_position.is_some() || depth > 8 {
         return [None; 3];
     }
@@ -441,6 +452,22 @@ fn dim3_var_at(f: &Function, v: VarId, file: &[&Function], depth: u32) -> [Optio
         Some(None) => [Some(1), Some(1), Some(1)],
         None => return [None; 3],
     };
+    let pos = |s: &crate::ir::Span| (s.line, s.col);
+    let contains = |outer: &crate::ir::Span, p: (u32, u32)| {
+        pos(outer) <= p && p <= (outer.end_line, outer.end_col)
+    };
+    // Whether what happens at `p` may run before the read: it comes first
+    // in the text, or a loop encloses both.
+    let may_precede = |p: (u32, u32)| {
+        p < pos(&at)
+            || f.stmts.iter().any(|s| {
+                matches!(
+                    s.kind,
+                    StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
+                ) && contains(&s.span, p)
+                    && contains(&s.span, pos(&at))
+            })
+    };
     let mut assigned = [false; 3];
     for e in &f.exprs {
         let (lhs, rhs, op) = match &e.kind {
@@ -448,6 +475,9 @@ fn dim3_var_at(f: &Function, v: VarId, file: &[&Function], depth: u32) -> [Optio
             ExprKind::IncDec { target, .. } => (*target, None, true),
             _ => continue,
         };
+        if !may_precede(pos(&e.span)) {
+            continue;
+        }
         match &f.expr(lhs).kind {
             ExprKind::Var(w) if *w == v => return [None; 3],
             ExprKind::Member { base, field, .. } if matches!(f.expr(*base).kind, ExprKind::Var(w) if w == v) =>

@@ -3215,7 +3215,20 @@ fn solve(
                     ));
                     cons.push(constraint::leq(start_b, start_a + (sa as f64 - 1.0)));
                 }
-                _ => cons.push(constraint::eq(ea, eb)),
+                _ => {
+                    if let Some((ta, tb, g, lo, hi)) = modular_thread_parts(cx, la, lb) {
+                        // (issue 8, session 13) The index parts differ by
+                        // `g·m` for a small integer `m`: a cut that spares
+                        // the solver from branching over loop counters.
+                        let xa = to_expr(&mut inst, &ta, 0, &mut cons);
+                        let xb = to_expr(&mut inst, &tb, 1, &mut cons);
+                        let m = inst
+                            .vars
+                            .add(variable().integer().min(lo as f64).max(hi as f64));
+                        cons.push(constraint::eq(xa, xb + (g as f64) * m));
+                    }
+                    cons.push(constraint::eq(ea, eb))
+                }
             }
         }
         if n == 0 {
@@ -3425,6 +3438,83 @@ fn solve(
         },
         data_guards,
     ))
+}
+
+/// (issue 8, session 13; hybridsort's `bucketprefixoffset`, `d[i]` with
+/// `i = tid + 1024·k` on 1024 threads) For the equation `la = lb` between
+/// two threads' addresses: when every term other than a thread or block
+/// index is a multiple of some `g ≥ 2`, the index parts (with the
+/// constants) agree modulo `g`: they differ by `g·m` for an integer `m`
+/// that the solver's bounds on the indices confine to `lo..=hi` (`m = 0`
+/// when their difference lies strictly between `-g` and `g`). Returns the
+/// two index parts, `g`, `lo` and `hi` when at most 64 values of `m`
+/// remain: a valid cut, which branch and bound would otherwise have to find
+/// by enumerating the counters.
+fn modular_thread_parts(cx: &Cx<'_>, la: &Lin, lb: &Lin) -> Option<(Lin, Lin, i64, i64, i64)> {
+    let gcd = |mut a: i64, mut b: i64| {
+        while b != 0 {
+            (a, b) = (b, a % b);
+        }
+        a.abs()
+    };
+    let index = |a: &Atom| matches!(a, Atom::Tid(_) | Atom::Bid(_));
+    let g = la
+        .terms
+        .iter()
+        .chain(lb.terms.iter())
+        .filter(|(a, _)| !index(a))
+        .fold(0, |g, (_, c)| gcd(g, *c));
+    if g < 2 {
+        return None;
+    }
+    // The solver's bounds on the indices (see `solve`).
+    let hi = |a: &Atom| -> Option<i64> {
+        match a {
+            Atom::Tid(d) => {
+                Some(
+                    cx.block_dim(*d)
+                        .map(|v| v - 1)
+                        .unwrap_or(if *d == 0 { 1023 } else { 0 }),
+                )
+            }
+            Atom::Bid(d) => {
+                Some(
+                    cx.grid_dim(*d)
+                        .map(|v| v - 1)
+                        .unwrap_or(if *d == 0 { 65534 } else { 0 }),
+                )
+            }
+            _ => None,
+        }
+    };
+    let part = |l: &Lin| Lin {
+        terms: l
+            .terms
+            .iter()
+            .filter(|(a, _)| index(a))
+            .map(|(a, c)| (a.clone(), *c))
+            .collect(),
+        c: l.c,
+    };
+    let (ta, tb) = (part(la), part(lb));
+    // The range of ta - tb.
+    let (mut lo, mut up) = (ta.c.checked_sub(tb.c)?, ta.c.checked_sub(tb.c)?);
+    for (l, sign) in [(&ta, 1i64), (&tb, -1i64)] {
+        for (a, c) in &l.terms {
+            let span = c.checked_mul(sign)?.checked_mul(hi(a)?)?;
+            if span < 0 {
+                lo = lo.checked_add(span)?;
+            } else {
+                up = up.checked_add(span)?;
+            }
+        }
+    }
+    let (mlo, mhi) = (
+        lo.div_euclid(g) + i64::from(lo.rem_euclid(g) != 0),
+        up.div_euclid(g),
+    );
+    (mhi - mlo < 64 && !(ta.terms.is_empty() && tb.terms.is_empty()))
+        .then_some((ta, tb, g, mlo, mhi))
 }
 
 #[allow(clippy::too_many_arguments)]
