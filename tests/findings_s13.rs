@@ -76,3 +76,26 @@ fn disjoint_columns_are_decided_within_the_budget() {
         .collect();
     assert!(quiet.is_empty(), "{:#?}", quiet);
 }
+
+/// (#30, EGLStream's data check) A one-sided `if` on loaded data whose
+/// taken side reports (`printf`) is an error path: a note that says so. A
+/// taken side that works and reports only under a further test stays a
+/// warning.
+#[test]
+fn an_error_report_is_a_note() {
+    let d = of("check_data", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("reports an error (`printf`)"),
+        "{}",
+        message(d[0])
+    );
+    let w = of("work_then_report", "divergent-branch");
+    assert!(
+        w.iter()
+            .any(|f| f["severity"] == "warning" && !message(f).contains("reports an error")),
+        "{:#?}",
+        w
+    );
+}

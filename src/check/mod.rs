@@ -1091,7 +1091,17 @@ pub fn function_findings(
         let remainder = (tail.is_none() && !b.in_expression)
             .then(|| remainder_loop(f, a, b.stmt, b.cond))
             .flatten();
-        let severity = if early_exit.is_some() || remainder.is_some() {
+        // (issue 8, session 13; audit 20261216 #30, EGLStream's
+        // `if (data[i] != expected && !errorFound) { printf(…); … }`) A
+        // one-sided `if` on loaded values whose taken side reports (printf,
+        // assert, trap): an error path, which a correct run does not take.
+        let reports = match &f.stmt(b.stmt).kind {
+            crate::ir::StmtKind::If {
+                then, els: None, ..
+            } if !b.in_expression && tail.is_none() && b.data_dependent => reporting_call(f, *then),
+            _ => None,
+        };
+        let severity = if early_exit.is_some() || remainder.is_some() || reports.is_some() {
             Severity::Note
         } else {
             severity
@@ -1142,6 +1152,12 @@ pub fn function_findings(
                         } else {
                             ""
                         }
+                    ),
+                    None if reports.is_some() => format!(
+                        "{}; the divergent part reports an error (`{}`): a run whose data pass \
+                         the test never takes it, so it costs only where the check fails",
+                        divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
+                        reports.unwrap_or_default()
                     ),
                     None => format!(
                         "{}{}{}",
@@ -1858,6 +1874,31 @@ fn remainder_loop(
         _ => return None,
     };
     Some(((m - 1 + step - 1) / step, m))
+}
+
+/// The first call that reports an error (`printf`, `assert`, `__trap`, …,
+/// by callee name) made by statement `s` itself or by one of its top-level
+/// statements when it is a block (not under a further condition).
+fn reporting_call(f: &crate::ir::Function, s: crate::ir::StmtId) -> Option<&'static str> {
+    const REPORTS: [&str; 6] = [
+        "printf",
+        "assert",
+        "__assertfail",
+        "__trap",
+        "abort",
+        "__brkpt",
+    ];
+    let top: Vec<crate::ir::StmtId> = match &f.stmt(s).kind {
+        crate::ir::StmtKind::Block(v) => v.clone(),
+        _ => vec![s],
+    };
+    f.calls
+        .iter()
+        .filter(|c| top.contains(&c.stmt))
+        .find_map(|c| {
+            let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+            REPORTS.iter().find(|r| **r == name).copied()
+        })
 }
 
 fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
