@@ -131,10 +131,11 @@ fn row(line: u32, col: u32, rule: &str, severity: &str) -> Row {
 fn every_shipped_rule_reports_exactly_its_cases_and_follows_edits() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("fixture.cu"), FIXTURE).unwrap();
-    // Two shipped rules are opt-in.
+    // Three shipped rules are opt-in.
     std::fs::write(
         tmp.path().join("cudalog.toml"),
-        "[rules]\nenable = [\"missing_launch_bounds\", \"barrier_in_device_function\"]\n",
+        "[rules]\nenable = [\"missing_launch_bounds\", \"barrier_in_device_function\", \
+         \"uncoalesced_in_looped_launch\"]\n",
     )
     .unwrap();
     let (got, _) = check_json(tmp.path(), true);
@@ -364,8 +365,8 @@ fn rule_state_passes_report_changes_and_rule_edits() {
     assert!(first.rules_changed && first.errors.is_empty());
     assert_eq!(
         first.added.len(),
-        4,
-        "the shipped rules but the two opt-in ones"
+        3,
+        "the shipped rules but the three opt-in ones"
     );
     assert!(first.removed.is_empty());
     assert!(!state.rules_changed(root, &config));
@@ -397,7 +398,7 @@ fn rule_state_passes_report_changes_and_rule_edits() {
     let broken = state.run(&conn, root, &config).unwrap();
     assert_eq!(broken.errors.len(), 1, "{:?}", broken.errors);
     assert_eq!(broken.removed.len(), 1);
-    assert_eq!(broken.findings.len(), 4);
+    assert_eq!(broken.findings.len(), 3);
     let builtin: Vec<String> = cudalog::check::RULES
         .iter()
         .map(|r| format!("'{}'", r.id))
@@ -412,7 +413,7 @@ fn rule_state_passes_report_changes_and_rule_edits() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(n, 4, "the four lint findings stay in the findings table");
+    assert_eq!(n, 3, "the three lint findings stay in the findings table");
 }
 
 /// Audit H3b: the atomicCAS of a compare-and-swap retry loop is not an
@@ -460,6 +461,12 @@ fn rule_messages(name: &str, rule: &str) -> Vec<(u32, String)> {
         .join("tests/fixtures/rules")
         .join(name);
     std::fs::copy(src, tmp.path().join(name)).unwrap();
+    // `uncoalesced_in_looped_launch` is opt-in.
+    std::fs::write(
+        tmp.path().join("cudalog.toml"),
+        "[rules]\nenable = [\"uncoalesced_in_looped_launch\"]\n",
+    )
+    .unwrap();
     let (_, v) = check_json(tmp.path(), true);
     let list = v
         .as_array()
@@ -586,6 +593,12 @@ fn aggregated_atomics_in_grid_stride_loops_are_notes() {
         .join("tests/fixtures/rules")
         .join(name);
     std::fs::copy(src, tmp.path().join(name)).unwrap();
+    // `uncoalesced_in_looped_launch` is opt-in.
+    std::fs::write(
+        tmp.path().join("cudalog.toml"),
+        "[rules]\nenable = [\"uncoalesced_in_looped_launch\"]\n",
+    )
+    .unwrap();
     let (_, v) = check_json(tmp.path(), true);
     let list = v
         .as_array()
