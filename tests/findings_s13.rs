@@ -99,3 +99,27 @@ fn an_error_report_is_a_note() {
         w
     );
 }
+
+/// (#45, marchingCubes' `compactVoxels`) A store through a loaded index is
+/// a scatter whose cost the data decide (a compaction writes consecutive
+/// slots): a note that says so. A gather through a loaded index stays a
+/// warning.
+#[test]
+fn a_scatter_through_a_loaded_index_is_a_note() {
+    let u = of("compact", "uncoalesced-global");
+    let write = u
+        .iter()
+        .find(|f| message(f).starts_with("write of `out[scan[i]]`"));
+    let write = write.unwrap_or_else(|| panic!("{:#?}", u));
+    assert_eq!(write["severity"], "note", "{:#?}", write);
+    assert!(
+        message(write).contains("a compaction"),
+        "{}",
+        message(write)
+    );
+    let read = u
+        .iter()
+        .find(|f| message(f).starts_with("read of `table[nb[i]]`"));
+    let read = read.unwrap_or_else(|| panic!("{:#?}", u));
+    assert_eq!(read["severity"], "warning", "{:#?}", read);
+}

@@ -909,6 +909,32 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (issue 8, session 13; audits 20261205-20261216: 13 of 17
+        // data-dependent scatter rows judged debatable or false, marching
+        // cubes' compaction `compacted[scan[i]] = i` drawn three times) A
+        // store or atomic through a loaded index: where it lands is the
+        // algorithm's (a compaction or a permutation by ranks writes
+        // consecutive slots; a histogram hits few), a store does not stall
+        // the warp as a gather does, and nothing here says the indices are
+        // spread: a note that says so.
+        let (severity, message) = match &g.sectors {
+            crate::facts::coalescing::Sectors::DataDependent
+                if rule == "uncoalesced-global"
+                    && severity == Severity::Warning
+                    && (acc.is_write || acc.atomic) =>
+            {
+                (
+                    Severity::Note,
+                    format!(
+                        "{message}; as a scatter, its cost is where the loaded indices point, \
+                         which only the data say: a compaction (indices from a scan of the \
+                         flags) or a permutation by sorted ranks writes consecutive slots, \
+                         coalesced, and stores do not stall the warp as loads do"
+                    ),
+                )
+            }
+            _ => (severity, message),
+        };
         // (audit 20261208 #43, particles `cellEnd[…] = index` where the
         // sorted hash changes) A gather or scatter that only the lanes
         // passing a data-dependent test make: how many lanes access, and
