@@ -123,3 +123,31 @@ fn a_scatter_through_a_loaded_index_is_a_note() {
     let read = read.unwrap_or_else(|| panic!("{:#?}", u));
     assert_eq!(read["severity"], "warning", "{:#?}", read);
 }
+
+/// (20261217 #64, llm.c's `dim3 blockDim(s, s)` with `s` from the command
+/// line) With blockDim.x unknown in a block of several rows, the sector
+/// count is for full-width rows, and the message says how many narrower
+/// rows touch.
+#[test]
+fn an_unknown_row_width_says_what_narrow_rows_cost() {
+    let u = of("naive_product", "uncoalesced-global");
+    let store = u
+        .iter()
+        .find(|f| message(f).starts_with("write of `out[bt * OC + oc]`"))
+        .unwrap_or_else(|| panic!("{:#?}", u));
+    assert!(
+        message(store).contains("blockDim.x is not known here")
+            && message(store).contains("down to 4 with 4-thread rows"),
+        "{}",
+        message(store)
+    );
+}
+
+/// (myocyte's `threads.y = 1` in both arms of an `if`) Assignments of a
+/// `dim3` member that agree keep their value: the block is 32 x 1, and a
+/// block-stride loop over 1024 elements has no partial iteration.
+#[test]
+fn agreeing_dim3_assignments_keep_their_value() {
+    let d = of("same_shape", "divergent-branch");
+    assert!(d.is_empty(), "{:#?}", d);
+}

@@ -909,6 +909,19 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (issue 8, session 13; audit 20261217 #64, llm.c's `dim3
+        // blockDim(s, s)`) With blockDim.x unknown in a block of several
+        // rows, the count is for full-width rows: say what narrower rows do.
+        let message = match g.narrow_rows {
+            Some((bx, n)) if rule == "uncoalesced-global" => format!(
+                "{message}; blockDim.x is not known here and the block may have several rows: \
+                 this count is for rows of {} threads or more; with narrower rows a warp spans \
+                 several values of threadIdx.y and touches fewer sectors, down to {n} with \
+                 {bx}-thread rows",
+                a.cost.warp
+            ),
+            _ => message,
+        };
         // (issue 8, session 13; audits 20261205-20261216: 13 of 17
         // data-dependent scatter rows judged debatable or false, marching
         // cubes' compaction `compacted[scan[i]] = i` drawn three times) A

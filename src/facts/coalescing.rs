@@ -101,6 +101,13 @@ pub struct GlobalAccessCost {
     /// multiple of the lane stride (no other block or warp reads the
     /// elements in between): the lane stride in elements and bytes.
     pub sparse: Option<(i64, i64)>,
+    /// (issue 8, session 13; audit 20261217 #64, llm.c's `dim3
+    /// blockDim(s, s)` with `s` from the command line) The block's x size is
+    /// not known and its y size may exceed 1: the cost above is for rows
+    /// of a warp's width or more. With narrower rows a warp covers several
+    /// values of threadIdx.y; `(row width, sectors)` of the narrowest such
+    /// rows (1 to 16 threads wide) that touch fewer sectors, when some do.
+    pub narrow_rows: Option<(u32, u32)>,
 }
 
 /// The rows of a warp under a symbolic row stride whose sectors are those
@@ -216,6 +223,17 @@ pub fn global_costs(
     };
     let in_loop = enclosing_loops(f);
     let defs = super::reuse::single_defs(f);
+    // Whether the function indexes its block by rows (threadIdx.y or
+    // blockDim.y): only then can a block of unknown shape have several.
+    let reads_y = f.exprs.iter().any(|e| {
+        matches!(
+            e.kind,
+            crate::ir::ExprKind::Builtin(
+                crate::ir::Builtin::ThreadIdx(crate::ir::Dim::Y)
+                    | crate::ir::Builtin::BlockDim(crate::ir::Dim::Y)
+            )
+        )
+    });
     let once = if per_instruction {
         BTreeSet::new()
     } else {
@@ -262,6 +280,7 @@ pub fn global_costs(
                 share_permille: None,
                 repeated_by: None,
                 sparse: None,
+                narrow_rows: None,
             });
             continue;
         }
@@ -290,13 +309,38 @@ pub fn global_costs(
                 .iter()
                 .map(|w| lane_cost(i, form.clone(), elem, k, field, w, cost))
                 .max_by_key(|c| c.sectors.upper_bound())
-                .unwrap_or_else(|| lane_cost(i, form, elem, k, field, &lanes, cost)),
-            _ => lane_cost(i, form, elem, k, field, &lanes, cost),
+                .unwrap_or_else(|| lane_cost(i, form.clone(), elem, k, field, &lanes, cost)),
+            _ => lane_cost(i, form.clone(), elem, k, field, &lanes, cost),
         };
+        let narrow_rows = (launch.block[0].is_none()
+            && launch.block[1] != Some(1)
+            && reads_y
+            && active.warps(a.stmt).is_none_or(|w| w.is_empty()))
+        .then(|| {
+            let full = worst.sectors.upper_bound();
+            let w = i64::from(cost.warp.max(1));
+            let mut best: Option<(u32, u32)> = None;
+            let mut bx = w / 2;
+            // A known y size bounds the rows one warp can span.
+            let min_bx = launch.block[1].map_or(1, |by| (w / i64::from(by.max(1))).max(1));
+            while bx >= min_bx {
+                let rows: Vec<(i64, i64)> = (0..w).map(|l| (l % bx, l / bx)).collect();
+                let n = lane_cost(i, form.clone(), elem, k, field, &rows, cost)
+                    .sectors
+                    .upper_bound();
+                if n < full && best.is_none_or(|(_, b)| n < b) {
+                    best = Some((bx as u32, n));
+                }
+                bx /= 2;
+            }
+            best
+        })
+        .flatten();
         let mut c = GlobalAccessCost {
             fields: group,
             grouped,
             halo: plan.halo.contains(&i),
+            narrow_rows,
             ..worst
         };
         if group.is_none() && !in_loop.contains_key(&a.stmt.0) {
@@ -1086,6 +1130,7 @@ fn lane_cost(
             share_permille: None,
             repeated_by: None,
             sparse: None,
+            narrow_rows: None,
         };
     }
     // Elements are naturally aligned: one no wider than a sector sits in one.
@@ -1163,6 +1208,7 @@ fn lane_cost(
             share_permille: None,
             repeated_by: None,
             sparse: None,
+            narrow_rows: None,
         };
     }
     let count = |base: i64, unit: i64| -> u32 {
@@ -1250,6 +1296,7 @@ fn lane_cost(
                 share_permille: None,
                 repeated_by: None,
                 sparse: None,
+                narrow_rows: None,
             };
         }
         // (audit #42) More sectors than the bytes used, but no more than
@@ -1311,6 +1358,7 @@ fn lane_cost(
                 share_permille: None,
                 repeated_by: None,
                 sparse: None,
+                narrow_rows: None,
             };
         }
         return GlobalAccessCost {
@@ -1342,6 +1390,7 @@ fn lane_cost(
             share_permille: None,
             repeated_by: None,
             sparse: None,
+            narrow_rows: None,
         };
     }
     let aligned = count(0, sector);
@@ -1384,6 +1433,7 @@ fn lane_cost(
         share_permille: None,
         repeated_by: None,
         sparse: None,
+        narrow_rows: None,
     }
 }
 

@@ -492,7 +492,13 @@ fn dim3_var_at(
                         host_const(f, r, depth, file).and_then(|x| u32::try_from(x).ok())
                     })
                 };
-                out[d] = if assigned[d] { None } else { value };
+                // (session 13, myocyte's `threads.y = 1` in both arms of
+                // an `if`) Assignments that agree keep their value.
+                out[d] = if assigned[d] && out[d] != value {
+                    None
+                } else {
+                    value
+                };
                 assigned[d] = true;
             }
             _ => {}
