@@ -151,3 +151,42 @@ fn agreeing_dim3_assignments_keep_their_value() {
     let d = of("same_shape", "divergent-branch");
     assert!(d.is_empty(), "{:#?}", d);
 }
+
+/// (20261213 #23, 20261218 #23, binaryPartitionCG) A block size written
+/// through its address (`int threads = 0;` then the occupancy API) is
+/// unknown, not 0: the warp sync in the grid-stride loop is at worst in its
+/// last iteration, a warning, not an error. A warp sync under a bounds
+/// check on the grid-wide thread index splits at most one warp of the
+/// launch: a warning that says so.
+#[test]
+fn warp_syncs_under_grid_bounds_are_bounded() {
+    let b = of("grid_tile_sync", "barrier-divergence");
+    assert_eq!(b.len(), 1, "{:#?}", findings());
+    assert_eq!(b[0]["severity"], "warning", "{:#?}", b[0]);
+    assert!(
+        message(b[0]).contains("trip counts differ by at most one"),
+        "{}",
+        message(b[0])
+    );
+    let g = of("guarded_tile_sync", "barrier-divergence");
+    assert_eq!(g.len(), 1, "{:#?}", findings());
+    assert_eq!(g[0]["severity"], "warning", "{:#?}", g[0]);
+    assert!(
+        message(g[0]).contains("at most one warp of the launch"),
+        "{}",
+        message(g[0])
+    );
+}
+
+/// (simpleAWBarrier) `bar.arrive()` then `bar.wait(token)` on a
+/// block-scoped `cuda::barrier` orders the block's accesses like
+/// `__syncthreads()`: no race between the warp sums written before it and
+/// read after it.
+#[test]
+fn a_block_scoped_cuda_barrier_orders_accesses() {
+    let r: Vec<_> = findings()
+        .iter()
+        .filter(|f| f["function"] == "barrier_exchange" && f["rule"] == "shared-race")
+        .collect();
+    assert!(r.is_empty(), "{:#?}", r);
+}

@@ -1555,7 +1555,42 @@ pub fn function_findings(
                 })
             })
             .flatten();
-        let message = if exited {
+        // (issue 8, session 13; audits 20261213 #23, 20261218 #23,
+        // binaryPartitionCG's `cg::sync(tile32)` in a grid-stride loop) A
+        // bounds check on a grid-wide thread index splits at most the one
+        // warp of the launch that straddles its bound.
+        // Only a warp barrier under one comparison: a block barrier there
+        // fails in the whole straddling block, and a 2-D check (`x < w &&
+        // y < h`) straddles along a whole edge.
+        let one_bound = matches!(
+            f.expr(v.cond).kind,
+            crate::ir::ExprKind::Binary(
+                crate::ir::BinOp::Lt
+                    | crate::ir::BinOp::Le
+                    | crate::ir::BinOp::Gt
+                    | crate::ir::BinOp::Ge,
+                ..
+            )
+        );
+        let boundary = !exited
+            && stride_tail.is_none()
+            && scope == "warp"
+            && one_bound
+            && a.branches.iter().any(|br| {
+                br.cond == v.cond
+                    && matches!(br.kind, crate::facts::divergence::BranchKind::BoundaryGuard)
+            });
+        let message = if boundary {
+            format!(
+                "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) \
+                 holds, a bounds check on a grid-wide thread index: it differs between the \
+                 threads of at most one warp of the launch, the one that straddles the bound \
+                 (none when the bound is a multiple of {} and blocks are whole warps), and in \
+                 that warp {what} is reached by only part of the {scope} (undefined behaviour, \
+                 a hang before sm_70)",
+                a.cost.warp
+            )
+        } else if exited {
             format!(
                 "{what} follows a thread-dependent `return` (line {cline_ref}, taken when \
                  `{cond_text}`, which depends on {dims}): since sm_70 a barrier waits only for \
@@ -1614,7 +1649,7 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: if exited || between_warps || stride_tail.is_some() {
+            severity: if exited || between_warps || stride_tail.is_some() || boundary {
                 Severity::Warning
             } else {
                 Severity::Error

@@ -488,7 +488,10 @@ fn warp_index_form(f: &Function, u: &Uniformity, group: i64, e: ExprId) -> Optio
     }
 }
 
-/// The initialiser of a variable that is assigned exactly once (its declaration).
+/// The initialiser of a variable that is assigned exactly once (its
+/// declaration), and whose address is never taken (session 13,
+/// binaryPartitionCG's `int threadsPerBlock = 0;` filled in through
+/// `cudaOccupancyMaxPotentialBlockSize(&…, &threadsPerBlock, …)`).
 pub fn single_def(f: &Function, v: u32) -> Option<ExprId> {
     let mut found = None;
     for s in &f.stmts {
@@ -502,7 +505,9 @@ pub fn single_def(f: &Function, v: u32) -> Option<ExprId> {
         }
     }
     let written = f.exprs.iter().any(|e| match &e.kind {
-        ExprKind::Assign { lhs, .. } | ExprKind::IncDec { target: lhs, .. } => {
+        ExprKind::Assign { lhs, .. }
+        | ExprKind::IncDec { target: lhs, .. }
+        | ExprKind::Unary(crate::ir::UnOp::AddrOf, lhs) => {
             matches!(f.expr(*lhs).kind, ExprKind::Var(w) if w.0 == v)
         }
         _ => false,

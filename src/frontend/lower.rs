@@ -1133,7 +1133,20 @@ impl<'a> Lower<'a> {
     fn cg_sync_kind(&self, func: Node<'_>, args: &[Node<'_>], cx: &Cx<'_>) -> Option<BarrierKind> {
         let recv = if func.kind() == "field_expression" {
             let f = field(func, "field")?;
-            if text(f, cx.src) != "sync" || !args.is_empty() {
+            let method = text(f, cx.src);
+            // (issue 8, session 13, simpleAWBarrier) A block-scoped
+            // `cuda::barrier`: `bar.wait(token)` after `bar.arrive()`, or
+            // `bar.arrive_and_wait()`, waits for the block.
+            if (method == "wait" && args.len() == 1)
+                || (method == "arrive_and_wait" && args.is_empty())
+            {
+                let g = self
+                    .group_description(field(func, "argument")?, cx)
+                    .to_ascii_lowercase();
+                return (g.contains("barrier") && g.contains("thread_scope_block"))
+                    .then_some(BarrierKind::CgBlockSync);
+            }
+            if method != "sync" || !args.is_empty() {
                 return None;
             }
             field(func, "argument")?
