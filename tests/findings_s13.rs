@@ -190,3 +190,26 @@ fn a_block_scoped_cuda_barrier_orders_accesses() {
         .collect();
     assert!(r.is_empty(), "{:#?}", r);
 }
+
+/// (20261218 #17, gaussian's `Fan2` in 4 x 4 blocks) The advice to swap
+/// threadIdx.x and threadIdx.y is given only where it helps: not in a
+/// square 4 x 4 warp, where the message names the short runs instead; in
+/// 16 x 16 blocks it stays.
+#[test]
+fn index_swap_advice_only_where_it_helps() {
+    let small = of("column_update", "uncoalesced-global");
+    assert_eq!(small.len(), 1, "{:#?}", findings());
+    assert!(
+        !message(small[0]).contains("with the roles of threadIdx.x and threadIdx.y swapped")
+            && message(small[0]).contains("swapping the indices gains nothing"),
+        "{}",
+        message(small[0])
+    );
+    let wide = of("column_update_wide", "uncoalesced-global");
+    assert_eq!(wide.len(), 1, "{:#?}", findings());
+    assert!(
+        message(wide[0]).contains("with the roles of threadIdx.x and threadIdx.y swapped"),
+        "{}",
+        message(wide[0])
+    );
+}

@@ -1185,12 +1185,28 @@ fn lane_cost(
         }
         let up_to = runs_sectors.clamp(1, n_lanes * per_lane);
         let distinct_bytes: i64 = by_x.values().map(|s| s.len() as i64).sum();
+        // (issue 8, session 13; audit 20261218 #17, gaussian's `Fan2` in
+        // 4 x 4 blocks) Swapping the roles of the indices helps only when
+        // a warp's rows are wider than it has rows: in a square tile the
+        // runs stay as long. Otherwise the row width is the cause.
+        let width = lanes.iter().map(|l| l.0).collect::<BTreeSet<_>>().len();
+        let rows = lanes.iter().map(|l| l.1).collect::<BTreeSet<_>>().len();
         let cause = if ints[1] == 1 && by_x.values().any(|s| s.len() as i64 > k) {
-            format!(
-                "{cause}; the index that steps one element from lane to lane is the y one: with \
-                 the roles of threadIdx.x and threadIdx.y swapped, consecutive lanes would access \
-                 consecutive elements"
-            )
+            if width > rows {
+                format!(
+                    "{cause}; the index that steps one element from lane to lane is the y one: \
+                     with the roles of threadIdx.x and threadIdx.y swapped, consecutive lanes \
+                     would access consecutive elements"
+                )
+            } else {
+                format!(
+                    "{cause}; the index that steps one element from lane to lane is the y one, \
+                     and the lanes that share a threadIdx.x form runs of only {rows} elements \
+                     ({width} × {rows} lanes to a warp): in this shape swapping the indices gains \
+                     nothing; longer runs need a block longer along the unit-step index, with \
+                     threadIdx.x driving it (32 threads wide)"
+                )
+            }
         } else {
             cause
         };
