@@ -11,9 +11,7 @@ fn findings() -> Vec<serde_json::Value> {
     common::check_fixtures(&["findings/coalesce/session6.cu"])
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap_or_default()
-}
+use common::message;
 
 #[test]
 fn one_field_of_wide_elements_is_blamed_on_the_layout_not_the_rows() {

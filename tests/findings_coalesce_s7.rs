@@ -12,9 +12,7 @@ fn findings() -> Vec<serde_json::Value> {
     common::check_fixtures(&["findings/coalesce/session7.cu"])
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap_or_default()
-}
+use common::message;
 
 fn banks_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a serde_json::Value> {
     all.iter()

@@ -17,9 +17,7 @@ fn divergent(function: &str) -> Vec<&'static serde_json::Value> {
         .collect()
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap()
-}
+use common::message;
 
 #[test]
 fn start_range_under_launch_proves_uniform_trip_counts() {

@@ -17,9 +17,7 @@ fn divergent(function: &str) -> Vec<&'static serde_json::Value> {
         .collect()
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap()
-}
+use common::message;
 
 #[test]
 fn quotient_of_a_reassigned_index_is_one_run_per_block() {

@@ -16,10 +16,7 @@ fn findings() -> &'static [serde_json::Value] {
 }
 
 fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
-    findings()
-        .iter()
-        .filter(|f| f["function"] == function && f["rule"] == rule)
-        .collect()
+    common::rule_in(findings(), function, rule)
 }
 
 #[test]

@@ -13,10 +13,7 @@ fn findings() -> &'static [serde_json::Value] {
 }
 
 fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
-    findings()
-        .iter()
-        .filter(|f| f["rule"] == rule && f["function"] == function)
-        .collect()
+    common::rule_in(findings(), function, rule)
 }
 
 /// `C = 50257` reaches the launch through `dispatch` and `launch_rows`:

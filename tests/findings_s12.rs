@@ -13,15 +13,10 @@ fn findings() -> &'static [serde_json::Value] {
 }
 
 fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
-    findings()
-        .iter()
-        .filter(|f| f["rule"] == rule && f["function"] == function)
-        .collect()
+    common::rule_in(findings(), function, rule)
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap_or_default()
-}
+use common::message;
 
 /// `T *sdata = SharedMemory<T>();` points into shared memory: the
 /// reduction's divergent part is memory (a warning), and a column through

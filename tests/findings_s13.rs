@@ -13,15 +13,10 @@ fn findings() -> &'static [serde_json::Value] {
 }
 
 fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
-    findings()
-        .iter()
-        .filter(|f| f["rule"] == rule && f["function"] == function)
-        .collect()
+    common::rule_in(findings(), function, rule)
 }
 
-fn message(f: &serde_json::Value) -> &str {
-    f["message"].as_str().unwrap_or_default()
-}
+use common::message;
 
 /// (#48/#49) `if (threadIdx.y >= 8) return;` before three barriers is one
 /// finding, at the first, naming the later two.

@@ -127,3 +127,20 @@ pub fn global_in<'a>(all: &'a [serde_json::Value], function: &str) -> Vec<&'a se
         })
         .collect()
 }
+
+/// The findings of rule `rule` in function `function` of `check --format
+/// json` output.
+pub fn rule_in<'a>(
+    all: &'a [serde_json::Value],
+    function: &str,
+    rule: &str,
+) -> Vec<&'a serde_json::Value> {
+    all.iter()
+        .filter(|f| f["rule"] == rule && f["function"] == function)
+        .collect()
+}
+
+/// A finding's message text.
+pub fn message(f: &serde_json::Value) -> &str {
+    f["message"].as_str().unwrap_or_default()
+}
