@@ -875,6 +875,30 @@ pub fn function_findings(
             ),
             _ => (severity, message),
         };
+        // (issue 8, session 14; audit 20261217 #64, llm.c's matmul_forward
+        // `out[bt * OC + oc] = val` after a loop over C) Once per thread,
+        // outside every loop, next to a loop of unknown trip count that
+        // makes global accesses on every iteration: after a few iterations
+        // that loop moves more sectors than this access.
+        let (severity, message) = match (severity, epilogue_next_to_loop(f, a, &parents, g)) {
+            (Severity::Warning, Some((l, per_iter, n)))
+                if rule == "uncoalesced-global" && n <= 8 =>
+            {
+                (
+                    Severity::Note,
+                    format!(
+                        "{message}; but it runs once per thread, outside every loop, and the \
+                         loop at line {} (its trip count is not known here) makes at least \
+                         {per_iter} sector(s) of global traffic per warp on every iteration, \
+                         which it runs whenever this access runs: after {n} iteration(s) that \
+                         loop moves more than this access, so unless it runs only a few times \
+                         this access is a small part of the kernel's traffic",
+                        line_ref(abs(&f.stmt(l).span).0)
+                    ),
+                )
+            }
+            (severity, _) => (severity, message),
+        };
         // (audit 20261205 #44, marchingCubes `pos[numVertsScanned[voxel] +
         // i]`) A data-dependent base plus the counter of a unit-step loop:
         // each lane covers a run of its own across the loop.
@@ -1140,7 +1164,39 @@ pub fn function_findings(
             } if !b.in_expression && tail.is_none() && b.data_dependent => reporting_call(f, *then),
             _ => None,
         };
-        let severity = if early_exit.is_some() || remainder.is_some() || reports.is_some() {
+        let cas = (tail.is_none() && !b.in_expression && b.data_dependent)
+            .then(|| cas_retry_loop(f, &parents, b.stmt, b.cond))
+            .flatten();
+        let range_check = match &f.stmt(b.stmt).kind {
+            crate::ir::StmtKind::If {
+                then, els: None, ..
+            } if !b.in_expression && tail.is_none() && b.data_dependent && reports.is_none() => {
+                loaded_range_check(f, a, *then, &parents, b.cond)
+            }
+            _ => None,
+        };
+        // (issue 8, session 14; audit 20261217 #5, cfd's `nb >= 0` with
+        // short boundary sides) An `if`/`else` whose shorter side is short
+        // straight-line code: the warp runs the longer side for its lanes
+        // that take it anyway, so the split adds that short side only.
+        // Under a data-dependent condition (a boundary test on loaded
+        // values), a shorter side of at most a quarter of the longer's
+        // work: what the split adds is small against what the warp runs.
+        let short_side = b.shorter_side.filter(|(sw, lw)| {
+            severity == Severity::Warning
+                && tail.is_none()
+                && !b.in_expression
+                && sw.calls == 0
+                && (sw.ops + sw.memory < 4 * a.cost.divergent_min_ops
+                    || (b.data_dependent && 4 * (sw.ops + sw.memory) <= lw.ops + lw.memory))
+        });
+        let severity = if early_exit.is_some()
+            || short_side.is_some()
+            || remainder.is_some()
+            || reports.is_some()
+            || cas.is_some()
+            || range_check.is_some()
+        {
             Severity::Note
         } else {
             severity
@@ -1192,6 +1248,27 @@ pub fn function_findings(
                             ""
                         }
                     ),
+                    None if cas.is_some() => {
+                        let (callee, at) = cas.clone().unwrap_or_default();
+                        let at = line_ref(at);
+                        format!(
+                            "`{cond_text}`: a compare-and-swap retry loop (`{callee}` at line \
+                             {at}): a lane goes round again only when another thread changed the \
+                             word between its read and its swap, so the lanes of a warp split \
+                             only under contention for the same words; what it costs is that \
+                             contention (how many threads update one word at a time), not the \
+                             branch"
+                        )
+                    }
+                    None if range_check.is_some() => format!(
+                        "{}{}; the test is a range check of the loaded value `{}` before the \
+                         taken side uses it as an index or passes it on: where every value is in \
+                         range no warp splits, so it costs only where the data hold values out \
+                         of range",
+                        divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
+                        work_clause(b, false, 4 * a.cost.divergent_min_ops, None),
+                        range_check.clone().unwrap_or_default(),
+                    ),
                     None if reports.is_some() => format!(
                         "{}; the divergent part reports an error (`{}`): a run whose data pass \
                          the test never takes it, so it costs only where the check fails",
@@ -1199,7 +1276,7 @@ pub fn function_findings(
                         reports.unwrap_or_default()
                     ),
                     None => format!(
-                        "{}{}{}",
+                        "{}{}{}{}",
                         divergence_message(f, b, &cond_text, &dims, region, tail, &a.launch),
                         halving_bound_clause(f, a, b, &innermost_loop).unwrap_or_default(),
                         if small_in_loop && let Some((l, lw)) = loop_share {
@@ -1233,7 +1310,14 @@ pub fn function_findings(
                                 4 * a.cost.divergent_min_ops,
                                 (once_short && w.memory > 0).then_some(f.kind),
                             )
-                        }
+                        },
+                        short_side.map_or(String::new(), |(sw, lw)| format!(
+                            "; but a warp runs the longer side (about {} operations) anyway for \
+                             its lanes that take it, so a split adds only the shorter side, about \
+                             {} operations and {} memory accesses per split warp each time the \
+                             branch runs",
+                            lw.ops, sw.ops, sw.memory
+                        ))
                     ),
                 },
                 facts: serde_json::json!({
@@ -1973,6 +2057,245 @@ fn reporting_call(f: &crate::ir::Function, s: crate::ir::StmtId) -> Option<&'sta
             let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
             REPORTS.iter().find(|r| **r == name).copied()
         })
+}
+
+/// The enclosing statements of `s`, innermost first.
+fn ancestors(
+    parents: &[Option<crate::ir::StmtId>],
+    s: crate::ir::StmtId,
+) -> Vec<crate::ir::StmtId> {
+    let mut out = Vec::new();
+    let mut at = parents.get(s.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if out.len() > 4096 {
+            break;
+        }
+        out.push(p);
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    out
+}
+
+/// (issue 8, session 14) For a global access of a kernel outside every
+/// loop: the loop of unknown trip count, outside every loop too and under
+/// no `if`/`switch` that does not also hold the access (it runs whenever
+/// the access does), whose body makes the most global traffic on every
+/// iteration (the minimum sectors of its accesses under no `if` of its
+/// own); with that traffic and the iterations after which the loop has
+/// moved more sectors than this access at its worst.
+fn epilogue_next_to_loop(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    parents: &[Option<crate::ir::StmtId>],
+    g: &crate::facts::coalescing::GlobalAccessCost,
+) -> Option<(crate::ir::StmtId, u64, u64)> {
+    use crate::facts::coalescing::Sectors;
+    use crate::ir::StmtKind;
+    if f.kind != FunctionKind::Kernel {
+        return None;
+    }
+    let is_loop = |s: crate::ir::StmtId| {
+        matches!(
+            f.stmt(s).kind,
+            StmtKind::For { .. } | StmtKind::While { .. } | StmtKind::DoWhile { .. }
+        )
+    };
+    let is_branch = |s: crate::ir::StmtId| {
+        matches!(
+            f.stmt(s).kind,
+            StmtKind::If { .. } | StmtKind::Switch { .. }
+        )
+    };
+    let acc = &f.accesses[g.access];
+    let acc_up = ancestors(parents, acc.stmt);
+    if acc_up.iter().any(|s| is_loop(*s)) {
+        return None;
+    }
+    let own = match &g.sectors {
+        Sectors::Exact {
+            actual, aligned, ..
+        } => u64::from((*actual).max(*aligned)),
+        Sectors::UpTo(n, _) => u64::from(*n),
+        Sectors::DataDependent => {
+            u64::from(a.cost.warp)
+                * acc
+                    .access_bytes
+                    .unwrap_or(4)
+                    .div_ceil(u64::from(a.cost.sector_bytes))
+                    .max(1)
+        }
+        Sectors::Unknown => return None,
+    };
+    let mut best: Option<(crate::ir::StmtId, u64)> = None;
+    for l in &a.loops.loops {
+        if l.values.is_some() || !is_loop(l.stmt) {
+            continue;
+        }
+        let up = ancestors(parents, l.stmt);
+        if up.iter().any(|s| is_loop(*s)) || up.iter().any(|s| is_branch(*s) && !acc_up.contains(s))
+        {
+            continue;
+        }
+        let per_iter: u64 = a
+            .global
+            .iter()
+            .filter(|h| !h.grouped && h.access != g.access)
+            .filter(|h| {
+                let hs = f.accesses[h.access].stmt;
+                let chain = ancestors(parents, hs);
+                let Some(pos) = chain.iter().position(|s| *s == l.stmt) else {
+                    return false;
+                };
+                !chain[..pos].iter().any(|s| is_loop(*s) || is_branch(*s)) && !is_branch(hs)
+            })
+            .map(|h| u64::from(h.min_sectors))
+            .sum();
+        if per_iter > 0 && best.is_none_or(|(_, b)| per_iter > b) {
+            best = Some((l.stmt, per_iter));
+        }
+    }
+    let (l, per_iter) = best?;
+    Some((l, per_iter, own.div_ceil(per_iter)))
+}
+
+/// Whether statement `s` is `anc` or nested in it.
+fn within(
+    parents: &[Option<crate::ir::StmtId>],
+    s: crate::ir::StmtId,
+    anc: crate::ir::StmtId,
+) -> bool {
+    let mut at = Some(s);
+    for _ in 0..4096 {
+        match at {
+            Some(p) if p == anc => return true,
+            Some(p) => at = parents.get(p.0 as usize).copied().flatten(),
+            None => return false,
+        }
+    }
+    false
+}
+
+/// (issue 8, session 14; audit 20261215 #55, llm.c's bf16x2 `atomicCAS`
+/// loops, jacobi's double `atomicAdd`) The loop at `s` is a
+/// compare-and-swap retry loop: its condition compares (`==`/`!=`) a
+/// variable that an `atomicCAS` inside the loop assigns. The callee and
+/// its line are returned: a lane goes round again only when another
+/// thread changed the word between its read and its swap.
+fn cas_retry_loop(
+    f: &crate::ir::Function,
+    parents: &[Option<crate::ir::StmtId>],
+    s: crate::ir::StmtId,
+    cond: crate::ir::ExprId,
+) -> Option<(String, u32)> {
+    use crate::ir::{BinOp, ExprKind, StmtKind};
+    let is_loop_cond = match &f.stmt(s).kind {
+        StmtKind::While { cond: c, .. } | StmtKind::DoWhile { cond: c, .. } => *c == cond,
+        StmtKind::For { cond: c, .. } => *c == Some(cond),
+        _ => false,
+    };
+    if !is_loop_cond {
+        return None;
+    }
+    let ExprKind::Binary(BinOp::Ne | BinOp::Eq, x, y) = f.expr(f.strip_casts(cond)).kind else {
+        return None;
+    };
+    let vars: Vec<crate::ir::VarId> = [x, y]
+        .iter()
+        .filter_map(|e| match f.expr(f.strip_casts(*e)).kind {
+            ExprKind::Var(v) => Some(v),
+            _ => None,
+        })
+        .collect();
+    f.calls.iter().find_map(|c| {
+        let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+        if !name.starts_with("atomicCAS") || !within(parents, c.stmt, s) {
+            return None;
+        }
+        let assigned = match &f.stmt(c.stmt).kind {
+            StmtKind::Decl { var, init: Some(e) } => (f.strip_casts(*e) == c.expr).then_some(*var),
+            StmtKind::Expr(e) => match f.expr(*e).kind {
+                ExprKind::Assign { op: None, lhs, rhs } if f.strip_casts(rhs) == c.expr => {
+                    match f.expr(f.strip_casts(lhs)).kind {
+                        ExprKind::Var(v) => Some(v),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        }?;
+        vars.contains(&assigned)
+            .then(|| (c.callee.clone(), c.span.line + 1))
+    })
+}
+
+/// (issue 8, session 14; audit 20261214 #31, warpAggregatedAtomicsCG's
+/// `if (bucket < numOfBuckets)`) A one-sided range check of a loaded
+/// value before the taken side uses it as an index or passes it on: each
+/// test of the condition (joined by `&&`) compares a variable whose value
+/// was loaded per thread with a uniform bound, and the taken side indexes
+/// with one of them or passes one to a call. The tested variable's name is
+/// returned.
+fn loaded_range_check(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    then: crate::ir::StmtId,
+    parents: &[Option<crate::ir::StmtId>],
+    cond: crate::ir::ExprId,
+) -> Option<String> {
+    use crate::ir::{BinOp, ExprKind};
+    let mut tests = vec![f.strip_casts(cond)];
+    let mut tested = Vec::new();
+    while let Some(e) = tests.pop() {
+        match f.expr(e).kind {
+            ExprKind::Binary(BinOp::LogAnd, l, r) => {
+                tests.push(f.strip_casts(l));
+                tests.push(f.strip_casts(r));
+            }
+            ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, l, r) => {
+                let (l, r) = (f.strip_casts(l), f.strip_casts(r));
+                let var_of = |e: crate::ir::ExprId| match f.expr(e).kind {
+                    ExprKind::Var(v)
+                        if a.uniformity.expr_from_memory.get(e.0 as usize) == Some(&true) =>
+                    {
+                        Some(v)
+                    }
+                    _ => None,
+                };
+                let uniform = |e: crate::ir::ExprId| a.uniformity.is_uniform(e.0);
+                match (var_of(l), var_of(r)) {
+                    (Some(v), None) if uniform(r) => tested.push(v),
+                    (None, Some(v)) if uniform(l) => tested.push(v),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    tested.dedup();
+    // A use of a tested variable in the taken side: as (part of) an index
+    // or as a call's argument.
+    let uses = |e: crate::ir::ExprId| {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if let ExprKind::Var(v) = f.expr(f.strip_casts(x)).kind
+                && tested.contains(&v)
+            {
+                return true;
+            }
+            stack.extend(f.child_exprs(x));
+        }
+        false
+    };
+    let used = f
+        .accesses
+        .iter()
+        .any(|acc| within(parents, acc.stmt, then) && acc.indices.iter().any(|i| uses(*i)))
+        || f.calls.iter().any(|c| {
+            within(parents, c.stmt, then)
+                && matches!(&f.expr(c.expr).kind, ExprKind::Call { args, .. } if args.iter().any(|x| uses(*x)))
+        });
+    used.then(|| f.var(tested[0]).name.clone())
 }
 
 fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {

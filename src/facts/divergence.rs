@@ -90,6 +90,12 @@ pub struct BranchFact {
     /// For a [`BranchKind::Divergent`] branch: an estimate of the work in
     /// its divergent part, which the idle lanes of a split warp wait for.
     pub work: Work,
+    /// (issue 8, session 14) For a divergent `if`/`else`: the [`Work`] of
+    /// its shorter side, when that side is bounded and does at most half
+    /// the other's work. A warp whose lanes take the longer side runs it
+    /// anyway; the split adds the shorter one.
+    /// The shorter side's work first, the longer's second.
+    pub shorter_side: Option<(Work, Work)>,
     /// The condition depends on values loaded per thread (not only on
     /// thread indices): how often warps split follows the data.
     pub data_dependent: bool,
@@ -255,13 +261,16 @@ pub fn classify(
             };
             BranchKind::Divergent { memory, looping }
         };
-        let (shape, work) = if matches!(kind, BranchKind::Divergent { .. }) {
+        let (shape, work, shorter_side) = if matches!(kind, BranchKind::Divergent { .. }) {
             (
                 shape(f, u, cx, launch, stmt, cond, in_expression, callees),
                 divergent_work(f, loops, stmt, cond, in_expression, Some(callees)),
+                (!in_expression)
+                    .then(|| shorter_side(f, loops, stmt, cond, callees))
+                    .flatten(),
             )
         } else {
-            (Shape::Plain, Work::default())
+            (Shape::Plain, Work::default(), None)
         };
         let data_dependent = u.expr_from_memory.get(cond.0 as usize).copied() == Some(true)
             || u.expr_dims
@@ -274,6 +283,7 @@ pub fn classify(
             kind,
             shape,
             work,
+            shorter_side,
             data_dependent,
         });
     }
@@ -1708,26 +1718,7 @@ pub fn divergent_work(
     in_expression: bool,
     callees: Option<&super::Callees>,
 ) -> Work {
-    // Values the condition loaded (by text) are reused by the sides.
-    let mut reused = std::collections::BTreeSet::new();
-    let mut stack = vec![cond];
-    while let Some(e) = stack.pop() {
-        if is_memory(f, e) {
-            reused.insert(f.expr_text(e));
-        }
-        stack.extend(f.child_exprs(e));
-    }
-    let mut w = WorkCx {
-        f,
-        loops,
-        unrolled: Vec::new(),
-        reused,
-        work: Work::default(),
-        returns_ok: false,
-        switches: 0,
-        callees,
-        whole: false,
-    };
+    let mut w = part_cx(f, loops, cond, callees);
     if in_expression {
         for e in &f.exprs {
             match &e.kind {
@@ -1760,6 +1751,73 @@ pub fn divergent_work(
         _ => w.work.unbounded = true,
     }
     w.work
+}
+
+/// A [`WorkCx`] for the divergent part of a branch on `cond`: values the
+/// condition loaded (by text) are reused by the sides, not counted again.
+fn part_cx<'a>(
+    f: &'a Function,
+    loops: &'a LoopFacts,
+    cond: ExprId,
+    callees: Option<&'a super::Callees>,
+) -> WorkCx<'a> {
+    let mut reused = std::collections::BTreeSet::new();
+    let mut stack = vec![cond];
+    while let Some(e) = stack.pop() {
+        if is_memory(f, e) {
+            reused.insert(f.expr_text(e));
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    WorkCx {
+        f,
+        loops,
+        unrolled: Vec::new(),
+        reused,
+        work: Work::default(),
+        returns_ok: false,
+        switches: 0,
+        callees,
+        whole: false,
+    }
+}
+
+/// (issue 8, session 14; audit 20261217 #5, cfd's `if (nb >= 0) … else if
+/// (nb == -1) … else …`) The [`Work`] of the shorter side of the `if`/`else`
+/// at `stmt`, when both sides are bounded and the shorter does at most half
+/// the longer's work (operations, memory accesses counted again): a warp
+/// split between them runs the longer side for its lanes that take it
+/// anyway, and the split adds the shorter one.
+fn shorter_side(
+    f: &Function,
+    loops: &LoopFacts,
+    stmt: StmtId,
+    cond: ExprId,
+    callees: &super::Callees,
+) -> Option<(Work, Work)> {
+    let StmtKind::If {
+        then,
+        els: Some(els),
+        ..
+    } = &f.stmt(stmt).kind
+    else {
+        return None;
+    };
+    let returns_ok =
+        (ends_in_return(f, *then) && ends_in_return(f, *els)) || ends_function(f, stmt);
+    let side = |s: StmtId| {
+        let mut w = part_cx(f, loops, cond, Some(callees));
+        w.returns_ok = returns_ok;
+        w.stmt(s);
+        w.work
+    };
+    let (a, b) = (side(*then), side(*els));
+    if a.unbounded || b.unbounded {
+        return None;
+    }
+    let size = |w: &Work| w.ops + w.memory;
+    let (short, long) = if size(&a) <= size(&b) { (a, b) } else { (b, a) };
+    (2 * size(&short) <= size(&long)).then_some((short, long))
 }
 
 /// (issue 8, session 11) The [`Work`] of one run of statement `s` (a loop's

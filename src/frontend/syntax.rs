@@ -71,10 +71,15 @@ pub fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
     std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
 }
 
-/// Named children of a node.
+/// Named children of a node, comments left out.
 pub fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut c = node.walk();
-    node.named_children(&mut c).collect()
+    // (session 14, binaryPartitionCG's `else // Even numbers group`) A
+    // comment is an extra node that can sit anywhere, even between `else`
+    // and its statement: positional readers must never see one.
+    node.named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .collect()
 }
 
 /// All children (named and anonymous) of a node.
