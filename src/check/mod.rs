@@ -970,6 +970,29 @@ pub fn function_findings(
                     ),
                 )
             }
+            // (issue 8, session 14; audits 20261208-20261218: of the
+            // gather rows drawn, the mesh and graph neighbours were true,
+            // and the tables whose values neighbouring lanes share or keep
+            // close were not: particles' cell lists, streamcluster's few
+            // centres, segmentationTree's scan outputs, srad's `j + 1`
+            // table) A load through a loaded index: its cost is the
+            // table's values, which this analysis cannot see, so a note
+            // that says what decides it.
+            crate::facts::coalescing::Sectors::DataDependent
+                if rule == "uncoalesced-global" && severity == Severity::Warning =>
+            {
+                (
+                    Severity::Note,
+                    format!(
+                        "{message}; as a gather, its cost is the loaded values, which cudalog \
+                         cannot see: indices that neighbouring lanes share or keep close (a few \
+                         distinct values, monotonic offsets such as CSR row starts or a scan's \
+                         output, data sorted by cell or key) cost a few sectors, scattered ids \
+                         (an unstructured mesh's neighbours, a graph's edges, a random \
+                         permutation) up to the count above"
+                    ),
+                )
+            }
             _ => (severity, message),
         };
         // (audit 20261208 #43, particles `cellEnd[…] = index` where the
