@@ -157,11 +157,15 @@ fn agreeing_dim3_assignments_keep_their_value() {
 /// launch: a warning that says so.
 #[test]
 fn warp_syncs_under_grid_bounds_are_bounded() {
+    // (Session 14) Its bound is 1024 * 100 at the only launch, a multiple
+    // of 32: a note that names the one condition left (a block that is not
+    // whole warps).
     let b = of("grid_tile_sync", "barrier-divergence");
     assert_eq!(b.len(), 1, "{:#?}", findings());
-    assert_eq!(b[0]["severity"], "warning", "{:#?}", b[0]);
+    assert_eq!(b[0]["severity"], "note", "{:#?}", b[0]);
     assert!(
-        message(b[0]).contains("trip counts differ by at most one"),
+        message(b[0]).contains("trip counts differ by at most one")
+            && message(b[0]).contains("`size` is 102400 at every launch"),
         "{}",
         message(b[0])
     );

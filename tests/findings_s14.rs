@@ -106,3 +106,119 @@ fn a_comment_after_else_does_not_hide_the_else_side() {
     assert_eq!(d.len(), 1, "{:#?}", findings());
     assert_eq!(d[0]["facts"]["loop"], true, "{:#?}", d[0]);
 }
+
+/// (audits 20261213 #23, 20261218 #23, 20261220 #23, binaryPartitionCG) A
+/// warp sync in a grid-stride loop whose bound every launch passes as
+/// 102400: with 256-thread blocks no warp straddles it (nothing reported);
+/// with the block from the occupancy API, a note naming the condition (a
+/// block that is not whole warps); with a bound of 1000, still a warning.
+#[test]
+fn a_warp_sync_under_a_whole_warps_bound_is_decided_or_a_note() {
+    assert!(
+        of("count_odd", "barrier-divergence").is_empty(),
+        "{:#?}",
+        findings()
+    );
+    let n = of("count_odd_occ", "barrier-divergence");
+    assert_eq!(n.len(), 1, "{:#?}", findings());
+    assert_eq!(n[0]["severity"], "note", "{:#?}", n[0]);
+    let m = message(n[0]);
+    assert!(
+        m.contains("grid-stride loop") && m.contains("`size` is 102400 at every launch"),
+        "{m}"
+    );
+    let w = of("count_odd_ragged", "barrier-divergence");
+    assert_eq!(w.len(), 1, "{:#?}", findings());
+    assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
+}
+
+/// (audit 20261220 #31, threadFenceReduction's in-warp tree reduction) A
+/// short part with two memory accesses in a loop of 5 known iterations: a
+/// note with the issue slots in all.
+#[test]
+fn a_short_part_in_a_loop_of_known_count_is_a_note() {
+    let d = of("warp_tree", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("runs 5 times") && message(d[0]).contains("20 issue slots"),
+        "{}",
+        message(d[0])
+    );
+}
+
+/// (audit 20261219 #4, lavaMD's `wtx = wtx + NUMBER_THREADS`, reset to
+/// `tx` after each copy) A block-stride loop written out in an outer loop:
+/// the stride-tail note.
+#[test]
+fn a_written_out_stride_step_is_a_stride_loop() {
+    let d = of("boxes", "divergent-branch");
+    let copy: Vec<_> = d
+        .iter()
+        .filter(|x| message(x).starts_with("`w < 100`"))
+        .collect();
+    assert_eq!(copy.len(), 1, "{:#?}", d);
+    assert_eq!(copy[0]["severity"], "note", "{:#?}", copy[0]);
+    assert!(
+        message(copy[0]).contains("at most one partial iteration"),
+        "{}",
+        message(copy[0])
+    );
+}
+
+/// (audit 20261219 #29, interval's `return x;` of a `const interval_gpu<T>
+/// &x`) An early return of a by-reference value outside every loop: the
+/// lanes that take it leave, nothing runs twice, nothing reported.
+#[test]
+fn an_early_return_of_a_reference_is_not_divergence() {
+    assert!(
+        of("widen", "divergent-branch").is_empty(),
+        "{:#?}",
+        findings()
+    );
+}
+
+/// (audit 20261220 #38/#42, convolutionSeparable's halo fill) A 2-way
+/// conflict in a loop of one known iteration, in no other loop: a note
+/// that counts the extra wavefronts.
+#[test]
+fn a_conflict_in_a_loop_of_few_known_iterations_is_a_note() {
+    let b = of("column_halo", "shared-bank-conflict");
+    let fill: Vec<_> = b
+        .iter()
+        .filter(|x| message(x).starts_with("write"))
+        .collect();
+    assert_eq!(fill.len(), 1, "{:#?}", b);
+    assert_eq!(fill[0]["severity"], "note", "{:#?}", fill[0]);
+    assert!(
+        message(fill[0]).contains("1 extra wavefront(s) per warp in all"),
+        "{}",
+        message(fill[0])
+    );
+}
+
+/// (audit 20261220 #63, attention_backward's store once per `t`) A strided
+/// store once per outer iteration next to an inner loop of unknown count
+/// reading global memory: a note; the inner loop's strided read stays a
+/// warning.
+#[test]
+fn a_store_once_per_outer_iteration_next_to_an_inner_loop_is_a_note() {
+    let u = of("rows_then_store", "uncoalesced-global");
+    let store: Vec<_> = u
+        .iter()
+        .filter(|x| message(x).starts_with("write"))
+        .collect();
+    assert_eq!(store.len(), 1, "{:#?}", u);
+    assert_eq!(store[0]["severity"], "note", "{:#?}", store[0]);
+    assert!(
+        message(store[0]).contains("once per iteration of the loop at line"),
+        "{}",
+        message(store[0])
+    );
+    let read: Vec<_> = u
+        .iter()
+        .filter(|x| message(x).starts_with("read"))
+        .collect();
+    assert_eq!(read.len(), 1, "{:#?}", u);
+    assert_eq!(read[0]["severity"], "warning", "{:#?}", read[0]);
+}

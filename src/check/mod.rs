@@ -881,18 +881,25 @@ pub fn function_findings(
         // makes global accesses on every iteration: after a few iterations
         // that loop moves more sectors than this access.
         let (severity, message) = match (severity, epilogue_next_to_loop(f, a, &parents, g)) {
-            (Severity::Warning, Some((l, per_iter, n)))
+            (Severity::Warning, Some((l, per_iter, n, outer)))
                 if rule == "uncoalesced-global" && n <= 8 =>
             {
+                let once = match outer {
+                    None => "once per thread, outside every loop".to_string(),
+                    Some(o) => format!(
+                        "once per iteration of the loop at line {}",
+                        line_ref(abs(&f.stmt(o).span).0)
+                    ),
+                };
                 (
                     Severity::Note,
                     format!(
-                        "{message}; but it runs once per thread, outside every loop, and the \
-                         loop at line {} (its trip count is not known here) makes at least \
-                         {per_iter} sector(s) of global traffic per warp on every iteration, \
-                         which it runs whenever this access runs: after {n} iteration(s) that \
-                         loop moves more than this access, so unless it runs only a few times \
-                         this access is a small part of the kernel's traffic",
+                        "{message}; but it runs {once}, and the loop at line {} (its trip count \
+                         is not known here) makes at least {per_iter} sector(s) of global \
+                         traffic per warp on every iteration, which it runs whenever this access \
+                         runs: after {n} iteration(s) that loop moves more than this access, so \
+                         unless it runs only a few times this access is a small part of the \
+                         kernel's traffic",
                         line_ref(abs(&f.stmt(l).span).0)
                     ),
                 )
@@ -1128,7 +1135,29 @@ pub fn function_findings(
                 let lw = crate::facts::divergence::stmt_work(f, &a.loops, body, None);
                 (lw.unbounded || lw.ops >= 4 * w.ops).then_some((l, lw))
             });
-        let tiny = predicable && (w.memory <= 1 || loop_share.is_some());
+        // (issue 8, session 14; audit 20261220 #31, threadFenceReduction's
+        // `if (vid < i)` in a 5-step in-warp tree reduction) Such a part in
+        // a loop of a few known iterations, itself in no loop: a few dozen
+        // issue slots per warp in all.
+        // Only a threshold test against a uniform bound (the selected lanes
+        // of a warp are a contiguous run, as a tree reduction's are): an
+        // interleaved test such as `tid % (2 * s) == 0` keeps every warp
+        // busy for a few lanes, which sequential addressing fixes.
+        let threshold = matches!(
+            f.expr(f.strip_casts(b.cond)).kind,
+            crate::ir::ExprKind::Binary(
+                crate::ir::BinOp::Lt | crate::ir::BinOp::Le | crate::ir::BinOp::Gt | crate::ir::BinOp::Ge,
+                l,
+                r
+            ) if a.uniformity.is_uniform(l.0) || a.uniformity.is_uniform(r.0)
+        );
+        let fixed_loop = innermost_loop(b.stmt)
+            .filter(|l| threshold && !in_loop(*l) && tail.is_none() && !looping)
+            .and_then(|l| {
+                let n = a.loops.get(l)?.values.as_ref()?.len() as u32;
+                (n > 0 && n <= 32).then_some((l, n))
+            });
+        let tiny = predicable && (w.memory <= 1 || loop_share.is_some() || fixed_loop.is_some());
         // (audit 20261209 #24, FDTD3d's halo loads under `ltidx < RADIUS`)
         // A longer part that is still at most a quarter of its loop's
         // iteration: a note that states the share.
@@ -1319,6 +1348,28 @@ pub fn function_findings(
                                     ""
                                 }
                             )
+                        } else if tiny
+                            && w.memory > 0
+                            && !once_short
+                            && loop_share.is_none()
+                            && halving_bound_clause(f, a, b, &innermost_loop).is_none()
+                            && let Some((l, n)) = fixed_loop
+                        {
+                            format!(
+                                " (divergent part: straight-line code, about {} operations, {} of \
+                                 them memory accesses, short enough for the compiler to predicate; \
+                                 the loop at line {} runs {n} times (its values are known), so a \
+                                 split warp loses about {} issue slots in all){}",
+                                w.ops,
+                                w.memory,
+                                line_ref(abs(&f.stmt(l).span).0),
+                                w.ops * n,
+                                if b.data_dependent {
+                                    "; the condition depends on values loaded per thread"
+                                } else {
+                                    ""
+                                }
+                            )
                         } else if tiny && w.memory > 0 && !once_short {
                             predicated_clause(
                                 b,
@@ -1464,6 +1515,24 @@ pub fn function_findings(
                 "; it runs once per thread, outside every loop: one extra wavefront per warp in \
                  all"
                 .to_string(),
+            )
+        } else if let Some((l, n)) = innermost_loop(acc.stmt)
+            .filter(|l| !in_loop(*l) && replay <= 2 && !sc.up_to)
+            .and_then(|l| {
+                let n = a.loops.get(l)?.values.as_ref()?.len();
+                (n > 0 && n <= 4).then_some((l, n))
+            })
+        {
+            // (issue 8, session 14; audit 20261220 #38/#42, the halo fills
+            // of convolutionSeparable and FunctionPointers) A loop of a few
+            // known iterations, in no other loop: a few wavefronts in all.
+            (
+                Severity::Note,
+                format!(
+                    "; it runs in the {n} iteration(s) of the loop at line {} (its values are \
+                     known), outside any other loop: {n} extra wavefront(s) per warp in all",
+                    line_ref(abs(&f.stmt(l).span).0)
+                ),
             )
         } else {
             (Severity::Warning, String::new())
@@ -1662,6 +1731,55 @@ pub fn function_findings(
                 })
             })
             .flatten();
+        // (issue 8, session 14; audits 20261213 #23, 20261218 #23, 20261220
+        // #23, binaryPartitionCG with `size = 1024 * 100`) A warp barrier in
+        // a stride loop whose bound every launch passes as a multiple of
+        // the warp size: the lanes of a warp leave the loop together unless
+        // the block is not a whole number of warps.
+        let whole_warps_bound = (scope == "warp")
+            .then(|| {
+                let bound = match f.expr(f.strip_casts(v.cond)).kind {
+                    crate::ir::ExprKind::Binary(crate::ir::BinOp::Lt, _, r) => r,
+                    _ => {
+                        let br = a
+                            .branches
+                            .iter()
+                            .find(|br| br.cond == v.cond && is_loop(br.stmt))?;
+                        let g = a.loops.get(br.stmt)?.guard.as_ref()?;
+                        if g.op != crate::ir::BinOp::Lt {
+                            return None;
+                        }
+                        g.bound
+                    }
+                };
+                let value = match f.expr(f.strip_casts(bound)).kind {
+                    crate::ir::ExprKind::Int(c) => Some(c),
+                    crate::ir::ExprKind::Var(p) => f
+                        .var(p)
+                        .param_position
+                        .and_then(|i| a.launch.param_values.get(i as usize).copied().flatten()),
+                    _ => None,
+                }?;
+                (value > 0 && value % i64::from(a.cost.warp) == 0)
+                    .then(|| (f.expr_text(bound), value))
+            })
+            .flatten();
+        // With blocks of whole warps as well, no warp straddles the bound:
+        // nothing to report.
+        let whole_warp_blocks = match a.launch.block {
+            [Some(x), Some(y), Some(z)] => (x * y * z) % a.cost.warp == 0 && x % a.cost.warp == 0,
+            _ => false,
+        };
+        if whole_warps_bound.is_some()
+            && whole_warp_blocks
+            && (stride_tail.is_some()
+                || a.branches.iter().any(|br| {
+                    br.cond == v.cond
+                        && matches!(br.kind, crate::facts::divergence::BranchKind::BoundaryGuard)
+                }))
+        {
+            continue;
+        }
         // (issue 8, session 13; audits 20261213 #23, 20261218 #23,
         // binaryPartitionCG's `cg::sync(tile32)` in a grid-stride loop) A
         // bounds check on a grid-wide thread index splits at most the one
@@ -1710,6 +1828,27 @@ pub fn function_findings(
                 "{what} is skipped by threads that leave early: the exit at line {cline_ref} is taken \
                  when `{cond_text}`, which depends on {dims}"
             )
+        } else if let (true, Some((bound, value))) = (boundary, &whole_warps_bound) {
+            format!(
+                "{what} is reached only by threads for which `{cond_text}` (line {cline_ref}) \
+                 holds, a bounds check on a grid-wide thread index; `{bound}` is {value} at \
+                 every launch, a multiple of {}, so the lanes of a warp agree on it unless the \
+                 block size (not known here) is not a multiple of {}: only then is {what} \
+                 reached by part of a warp",
+                a.cost.warp, a.cost.warp
+            )
+        } else if let (Some((stride, _)), Some((bound, value))) = (stride_tail, &whole_warps_bound)
+        {
+            format!(
+                "{what} is in a {} (`{cond_text}`, line {cline_ref}) whose lanes' trip counts \
+                 differ by at most one; `{bound}` is {value} at every launch, a multiple of {}, \
+                 so the lanes of a warp leave the loop together unless the block size (not known \
+                 here) is not a multiple of {}: only then is {what} reached by part of the warp \
+                 in the last iteration",
+                stride.loop_name(),
+                a.cost.warp,
+                a.cost.warp
+            )
         } else if let Some((stride, exact)) = stride_tail {
             format!(
                 "{what} is in a {} (`{cond_text}`, line {cline_ref}) whose lanes' trip counts differ \
@@ -1756,7 +1895,9 @@ pub fn function_findings(
         let end_col = end_col_on_line(&b.span, col);
         out.push(Finding {
             rule: "barrier-divergence".into(),
-            severity: if exited || between_warps || stride_tail.is_some() || boundary {
+            severity: if whole_warps_bound.is_some() && (boundary || stride_tail.is_some()) {
+                Severity::Note
+            } else if exited || between_warps || stride_tail.is_some() || boundary {
                 Severity::Warning
             } else {
                 Severity::Error
@@ -2099,19 +2240,20 @@ fn ancestors(
     out
 }
 
-/// (issue 8, session 14) For a global access of a kernel outside every
-/// loop: the loop of unknown trip count, outside every loop too and under
-/// no `if`/`switch` that does not also hold the access (it runs whenever
-/// the access does), whose body makes the most global traffic on every
-/// iteration (the minimum sectors of its accesses under no `if` of its
-/// own); with that traffic and the iterations after which the loop has
-/// moved more sectors than this access at its worst.
+/// (issue 8, session 14) For a global access of a kernel: the loop of
+/// unknown trip count in the same loops as the access (outside every loop
+/// when the access is) and under no `if`/`switch` that does not also hold
+/// the access (it runs whenever the access does), whose body makes the
+/// most global traffic on every iteration (the minimum sectors of its
+/// accesses under no `if` of its own); with that traffic, the iterations
+/// after which the loop has moved more sectors than this access at its
+/// worst, and the innermost loop around the access.
 fn epilogue_next_to_loop(
     f: &crate::ir::Function,
     a: &crate::facts::Analysis,
     parents: &[Option<crate::ir::StmtId>],
     g: &crate::facts::coalescing::GlobalAccessCost,
-) -> Option<(crate::ir::StmtId, u64, u64)> {
+) -> Option<(crate::ir::StmtId, u64, u64, Option<crate::ir::StmtId>)> {
     use crate::facts::coalescing::Sectors;
     use crate::ir::StmtKind;
     if f.kind != FunctionKind::Kernel {
@@ -2131,9 +2273,12 @@ fn epilogue_next_to_loop(
     };
     let acc = &f.accesses[g.access];
     let acc_up = ancestors(parents, acc.stmt);
-    if acc_up.iter().any(|s| is_loop(*s)) {
-        return None;
-    }
+    // (audit 20261220 #63, attention_backward's store once per `t` next
+    // to the `t2` loop) Inside loops, the candidate loop must sit in the
+    // same ones: per iteration of the innermost, it runs whenever the
+    // access does.
+    let acc_loops: Vec<crate::ir::StmtId> =
+        acc_up.iter().copied().filter(|s| is_loop(*s)).collect();
     let own = match &g.sectors {
         Sectors::Exact {
             actual, aligned, ..
@@ -2155,8 +2300,8 @@ fn epilogue_next_to_loop(
             continue;
         }
         let up = ancestors(parents, l.stmt);
-        if up.iter().any(|s| is_loop(*s)) || up.iter().any(|s| is_branch(*s) && !acc_up.contains(s))
-        {
+        let l_loops: Vec<crate::ir::StmtId> = up.iter().copied().filter(|s| is_loop(*s)).collect();
+        if l_loops != acc_loops || up.iter().any(|s| is_branch(*s) && !acc_up.contains(s)) {
             continue;
         }
         let per_iter: u64 = a
@@ -2178,7 +2323,12 @@ fn epilogue_next_to_loop(
         }
     }
     let (l, per_iter) = best?;
-    Some((l, per_iter, own.div_ceil(per_iter)))
+    Some((
+        l,
+        per_iter,
+        own.div_ceil(per_iter),
+        acc_loops.first().copied(),
+    ))
 }
 
 /// Whether statement `s` is `anc` or nested in it.
@@ -2339,7 +2489,11 @@ fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
         // all the taken side does.
         StmtKind::Return(Some(e)) => match f.expr(f.strip_casts(*e)).kind {
             ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
-            ExprKind::Var(v) => !f.var(v).by_ref,
+            // (session 14; audit 20261219 #29, interval's `return x;` of a
+            // `const interval_gpu<T> &x`) A reference to a value (not an
+            // array or pointer) is a copy of what the caller holds, in
+            // registers once the call is inlined.
+            ExprKind::Var(v) => !f.var(v).by_ref || !f.var(v).ty.is_indexable(),
             _ => false,
         },
         StmtKind::Block(v) => v.len() == 1 && return_only(f, v[0]),

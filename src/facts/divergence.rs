@@ -703,9 +703,26 @@ fn threshold_stride(
             plain.push(*init);
         }
     }
+    // (session 14; audit 20261219 #4, lavaMD's `wtx = wtx + NUMBER_THREADS`)
+    // `v = v + S` is the step written out.
+    let written_step = |rhs: ExprId| match &f.expr(rhs).kind {
+        ExprKind::Binary(BinOp::Add, a, b) if !down => {
+            (is_v(*a) && f.expr_text(*b) == step_text) || (is_v(*b) && f.expr_text(*a) == step_text)
+        }
+        ExprKind::Binary(BinOp::Sub, a, b) if down => is_v(*a) && f.expr_text(*b) == step_text,
+        _ => false,
+    };
     for (i, e) in f.exprs.iter().enumerate() {
         let id = ExprId(i as u32);
         match &e.kind {
+            ExprKind::Assign { op: None, lhs, rhs }
+                if is_v(*lhs)
+                    && written_step(*rhs)
+                    && !stepped_by_threshold_loop(f, cx, v, id, down) =>
+            {
+                return None;
+            }
+            ExprKind::Assign { op: None, lhs, rhs } if is_v(*lhs) && written_step(*rhs) => {}
             ExprKind::Assign { op: None, lhs, rhs } if is_v(*lhs) => plain.push(Some(*rhs)),
             ExprKind::Assign {
                 op: Some(op),
@@ -723,9 +740,18 @@ fn threshold_stride(
             _ => {}
         }
     }
-    let [Some(init)] = plain.as_slice() else {
+    // (lavaMD's `wtx = tx;` after each copy loop) Plain definitions that
+    // all repeat the same value are one.
+    let Some(Some(init)) = plain.first().copied() else {
         return None;
     };
+    if plain
+        .iter()
+        .any(|p| p.is_none_or(|x| f.expr_text(x) != f.expr_text(init)))
+    {
+        return None;
+    }
+    let init = &init;
     if f.var(v).param_position.is_some() || f.var(v).by_ref {
         return None;
     }
@@ -793,6 +819,13 @@ fn threshold_loop(
             lhs,
             rhs,
         } if is_v(*lhs) && (*o == BinOp::Sub) == up => Some((v, *rhs, up)),
+        // `v = v + S` / `v = S + v` / `v = v - S`, the step written out.
+        ExprKind::Assign { op: None, lhs, rhs } if is_v(*lhs) => match &f.expr(*rhs).kind {
+            ExprKind::Binary(BinOp::Add, a, b) if !up && is_v(*a) => Some((v, *b, up)),
+            ExprKind::Binary(BinOp::Add, a, b) if !up && is_v(*b) => Some((v, *a, up)),
+            ExprKind::Binary(BinOp::Sub, a, b) if up && is_v(*a) => Some((v, *b, up)),
+            _ => None,
+        },
         _ => None,
     })
 }
@@ -1028,10 +1061,26 @@ fn stride_loop_kind(
     if iv.op != StepOp::Add || !cx.form(g.bound).is_invariant() {
         return None;
     }
+    // (session 14, binaryPartitionCG's `i += grid.size()`) The size of a
+    // grid group is a grid-wide step too.
     let grid_in = |e: ExprId| {
         expr_mentions(f, e, &|k| {
             matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
-        })
+        }) || {
+            let mut stack = vec![e];
+            let mut found = false;
+            while let Some(x) = stack.pop() {
+                if let Some((m, Some(g))) = super::coop::group_call(f, x)
+                    && matches!(m, "size" | "num_threads")
+                    && super::coop::group_of(f, g) == Some(super::coop::Group::Grid)
+                {
+                    found = true;
+                    break;
+                }
+                stack.extend(f.child_exprs(x));
+            }
+            found
+        }
     };
     // Structural match first: `g.thread_rank()` stepping by `g.size()`,
     // `threadIdx.x * S` stepping by `blockDim.x * S` / `32 * S`.
