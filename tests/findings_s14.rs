@@ -28,10 +28,7 @@ fn a_cas_retry_loop_is_a_note_about_contention() {
     assert_eq!(d.len(), 1, "{:#?}", findings());
     assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
     let m = message(d[0]);
-    assert!(
-        m.contains("compare-and-swap retry loop") && m.contains("`atomicCAS` at line 12"),
-        "{m}"
-    );
+    assert!(m.contains("a retry loop (`atomicCAS` at line 12)"), "{m}");
     let w = of("chase", "divergent-branch");
     assert_eq!(w.len(), 1, "{:#?}", findings());
     assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
@@ -221,4 +218,38 @@ fn a_store_once_per_outer_iteration_next_to_an_inner_loop_is_a_note() {
         .collect();
     assert_eq!(read.len(), 1, "{:#?}", u);
     assert_eq!(read[0]["severity"], "warning", "{:#?}", read[0]);
+}
+
+/// (audit 20261221 #6, hybridsort's tagged shared-memory histogram) A loop
+/// that writes a word and repeats while reading it back gives another
+/// value is a retry loop: a note about contention.
+#[test]
+fn a_write_read_back_loop_is_a_retry_loop() {
+    let d = of("add_tagged", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("a retry loop (a write of `s_hist[data]` read back at line 292)"),
+        "{}",
+        message(d[0])
+    );
+}
+
+/// (audits 20261220 #27, 20261221 #34, mergeSort's binary search) A loop
+/// that halves its counter to zero: a lane's trip count is the bit length
+/// of its start, a note that says lanes split only by that difference.
+#[test]
+fn a_halving_loop_splits_only_by_bit_length() {
+    let d = of("search", "divergent-branch");
+    let l: Vec<_> = d
+        .iter()
+        .filter(|x| message(x).starts_with("`stride > 0`"))
+        .collect();
+    assert_eq!(l.len(), 1, "{:#?}", d);
+    assert_eq!(l[0]["severity"], "note", "{:#?}", l[0]);
+    assert!(
+        message(l[0]).contains("differ in bit length"),
+        "{}",
+        message(l[0])
+    );
 }

@@ -1240,9 +1240,41 @@ pub fn function_findings(
                 && !b.in_expression
                 && sw.calls == 0
                 && (sw.ops + sw.memory < 4 * a.cost.divergent_min_ops
-                    || (b.data_dependent && 4 * (sw.ops + sw.memory) <= lw.ops + lw.memory))
+                    || (b.data_dependent && 2 * (sw.ops + sw.memory) <= lw.ops + lw.memory))
         });
+        // (issue 8, session 14; audits 20261220 #27, 20261221 #34,
+        // mergeSort's `for (; stride > 0; stride >>= 1)` in its binary
+        // search) A halving loop: a lane's trip count is the bit length of
+        // its starting value, so lanes split only by the difference in bit
+        // lengths.
+        let halving = (tail.is_none() && !b.in_expression)
+            .then(|| {
+                let l = a.loops.get(b.stmt)?;
+                if l.cond != Some(b.cond) {
+                    return None;
+                }
+                let g = l.guard.as_ref()?;
+                let iv = l.vars.iter().find(|v| v.var == g.var)?;
+                let halves = match (
+                    iv.op,
+                    iv.step.map(|e| f.expr(f.strip_casts(e)).kind.clone()),
+                ) {
+                    (crate::facts::loops::StepOp::Shr, Some(crate::ir::ExprKind::Int(k))) => k >= 1,
+                    (crate::facts::loops::StepOp::Div, Some(crate::ir::ExprKind::Int(k))) => k >= 2,
+                    _ => false,
+                };
+                let to_zero = matches!(
+                    (g.op, f.expr(f.strip_casts(g.bound)).kind.clone()),
+                    (
+                        crate::ir::BinOp::Gt | crate::ir::BinOp::Ne,
+                        crate::ir::ExprKind::Int(0)
+                    ) | (crate::ir::BinOp::Ge, crate::ir::ExprKind::Int(1))
+                );
+                (halves && to_zero).then(|| f.var(g.var).name.clone())
+            })
+            .flatten();
         let severity = if early_exit.is_some()
+            || halving.is_some()
             || short_side.is_some()
             || remainder.is_some()
             || reports.is_some()
@@ -1300,16 +1332,25 @@ pub fn function_findings(
                             ""
                         }
                     ),
+                    None if halving.is_some() => {
+                        let v = halving.clone().unwrap_or_default();
+                        format!(
+                            "`{cond_text}` depends on {dims} and can differ between the threads \
+                             of a warp: a halving loop, in which a lane runs one iteration per \
+                             bit of its starting `{v}` (at most 32), so the lanes of a warp split \
+                             only where their `{v}` values differ in bit length, and then by that \
+                             difference in iterations{region}"
+                        )
+                    }
                     None if cas.is_some() => {
                         let (callee, at) = cas.clone().unwrap_or_default();
                         let at = line_ref(at);
                         format!(
-                            "`{cond_text}`: a compare-and-swap retry loop (`{callee}` at line \
-                             {at}): a lane goes round again only when another thread changed the \
-                             word between its read and its swap, so the lanes of a warp split \
-                             only under contention for the same words; what it costs is that \
-                             contention (how many threads update one word at a time), not the \
-                             branch"
+                            "`{cond_text}`: a retry loop ({callee} at line {at}): a lane goes \
+                             round again only when another thread changed the word between its \
+                             read and its update, so the lanes of a warp split only under \
+                             contention for the same words; what it costs is that contention \
+                             (how many threads update one word at a time), not the branch"
                         )
                     }
                     None if range_check.is_some() => format!(
@@ -2379,6 +2420,38 @@ fn cas_retry_loop(
             _ => None,
         })
         .collect();
+    // (audit 20261221 #6, hybridsort's histogram `do { c = tag | (s[d] +
+    // 1); s[d] = c; } while (s[d] != c);`) A write read back: the lane
+    // retries only when another lane of its warp wrote the same word.
+    let read_back = [(x, y), (y, x)].into_iter().find_map(|(m, v)| {
+        let (m, v) = (f.strip_casts(m), f.strip_casts(v));
+        let ExprKind::Var(var) = f.expr(v).kind else {
+            return None;
+        };
+        if !matches!(f.expr(m).kind, ExprKind::Index { .. }) {
+            return None;
+        }
+        let text = f.expr_text(m);
+        f.stmts.iter().enumerate().find_map(|(i, st)| {
+            let id = crate::ir::StmtId(i as u32);
+            let StmtKind::Expr(e) = st.kind else {
+                return None;
+            };
+            match f.expr(e).kind {
+                ExprKind::Assign { op: None, lhs, rhs }
+                    if within(parents, id, s)
+                        && f.expr_text(lhs) == text
+                        && matches!(f.expr(f.strip_casts(rhs)).kind, ExprKind::Var(w) if w == var) =>
+                {
+                    Some((format!("a write of `{text}` read back"), st.span.line + 1))
+                }
+                _ => None,
+            }
+        })
+    });
+    if read_back.is_some() {
+        return read_back;
+    }
     f.calls.iter().find_map(|c| {
         let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
         if !name.starts_with("atomicCAS") || !within(parents, c.stmt, s) {
@@ -2398,7 +2471,7 @@ fn cas_retry_loop(
             _ => None,
         }?;
         vars.contains(&assigned)
-            .then(|| (c.callee.clone(), c.span.line + 1))
+            .then(|| (format!("`{}`", c.callee), c.span.line + 1))
     })
 }
 
