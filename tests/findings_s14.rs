@@ -253,3 +253,18 @@ fn a_halving_loop_splits_only_by_bit_length() {
         message(l[0])
     );
 }
+
+/// (audits 20261217 #45, 20261223 #44/#47, boxFilter's unlaunched
+/// `d_boxfilter_x`) A cost in a kernel that nothing in the workspace
+/// launches is a note that says so.
+#[test]
+fn a_cost_in_an_unlaunched_kernel_is_a_note() {
+    let u = of("never_launched", "uncoalesced-global");
+    assert_eq!(u.len(), 1, "{:#?}", findings());
+    assert_eq!(u[0]["severity"], "note", "{:#?}", u[0]);
+    assert!(
+        message(u[0]).contains("no launch of this kernel"),
+        "{}",
+        message(u[0])
+    );
+}

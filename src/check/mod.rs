@@ -1977,8 +1977,20 @@ pub fn function_findings(
              `cudaLaunchKernel`) in the indexed files: if nothing launches them, this costs \
              nothing"
         };
+        // (session 14; audits 20261217 #45, 20261223 #44/#47) A cost that
+        // may never be paid is a note; bugs (races, barrier divergence)
+        // keep their severity, since they break whatever launches the code.
+        const COSTS: [&str; 4] = [
+            "uncoalesced-global",
+            "shared-bank-conflict",
+            "divergent-branch",
+            "misaligned-global",
+        ];
         for x in &mut out {
             x.message.push_str(clause);
+            if x.severity == Severity::Warning && COSTS.contains(&x.rule.as_str()) {
+                x.severity = Severity::Note;
+            }
         }
     }
     out.sort_by(|a, b| (a.line, a.col, &a.rule).cmp(&(b.line, b.col, &b.rule)));
