@@ -268,3 +268,21 @@ fn a_cost_in_an_unlaunched_kernel_is_a_note() {
         message(u[0])
     );
 }
+
+/// (audits 20261216 #11, 20261223 #13, 20261224 #12, huffman's tree scan)
+/// A stride that doubles as the guard's active lanes halve: the conflict
+/// is enumerated over the loop's iterations, 8 ways at most for 256
+/// threads (a note), not "up to 32".
+#[test]
+fn a_tree_scan_conflict_is_bounded_by_its_active_lanes() {
+    let b = of("up_sweep", "shared-bank-conflict");
+    assert!(!b.is_empty(), "{:#?}", findings());
+    for x in &b {
+        assert_eq!(x["severity"], "note", "{:#?}", x);
+        assert!(
+            message(x).contains("a bank conflict of at most 8 ways"),
+            "{}",
+            message(x)
+        );
+    }
+}

@@ -1476,6 +1476,16 @@ pub fn function_findings(
         if degree <= sc.words_per_lane || sc.reread_of.is_some() {
             continue;
         }
+        // (session 14) A tree scan: the guard's active lanes bound the
+        // conflict of a stride that grows as they shrink.
+        let tree = if sc.up_to && sc.words_per_lane <= 1 {
+            tree_scan_degree(f, a, &parents, sc).filter(|(w, ..)| *w < degree)
+        } else {
+            None
+        };
+        if tree.as_ref().is_some_and(|(w, ..)| *w <= 1) {
+            continue;
+        }
         let acc = &f.accesses[sc.access];
         let (line, col) = abs(&acc.span);
         let rw = if acc.is_write { "write" } else { "read" };
@@ -1627,6 +1637,25 @@ pub fn function_findings(
                 "block_dims": a.launch.block,
             }),
         });
+        if let (Some((w, guard, d0)), Some(last)) = (&tree, out.last_mut()) {
+            last.message = format!(
+                "{rw} of `{}{}`: a bank conflict of at most {w} ways (lane stride {} under \
+                 `{guard}`: the guard admits fewer lanes as the stride doubles, from {d0} \
+                 active threads down to one, so over the loop's iterations the worst is \
+                 {w}-way, not {degree}; {} banks of {} B), the warp's access is replayed at \
+                 most {w} times",
+                acc.array,
+                acc.index_text,
+                sc.symbolic.clone().unwrap_or_default(),
+                a.cost.banks,
+                a.cost.bank_bytes
+            );
+            if *w <= 8 {
+                last.severity = Severity::Note;
+            }
+            last.facts["degree"] = serde_json::json!(w);
+            last.facts["up_to"] = serde_json::json!(false);
+        }
     }
     // (audit 20261216 #48/#49, drawn before as 20261126 #49) One
     // thread-dependent `return` before several block barriers is one
@@ -2274,6 +2303,146 @@ fn reporting_call(f: &crate::ir::Function, s: crate::ir::StmtId) -> Option<&'sta
             let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
             REPORTS.iter().find(|r| **r == name).copied()
         })
+}
+
+/// (issue 8, session 14; audits 20261216 #11, 20261222 #39, 20261223
+/// #13/#39, 20261224 #12, 20261225 #40: huffman's and bisect's tree-scan
+/// up-sweeps) A shared access whose lane stride is `f·o` for a loop
+/// variable `o` that doubles (`o *= 2`), under `if (tid < d)` for a loop
+/// variable `d` of the same loop that halves (`d >>= 1`): only `d` lanes
+/// are active while the stride grows, so the conflict is bounded by both.
+/// With `d`'s and `o`'s starts known, the iterations are enumerated (lanes
+/// `0 .. min(d, 32)` of the first warp, words of `elem` bytes on `banks`
+/// banks) and the worst degree returned with the guard's text and `d₀`;
+/// otherwise `None`.
+fn tree_scan_degree(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    parents: &[Option<crate::ir::StmtId>],
+    sc: &crate::facts::banks::SharedAccessCost,
+) -> Option<(u32, String, i64)> {
+    use crate::facts::loops::StepOp;
+    use crate::ir::{BinOp, Builtin, Dim, ExprKind, StmtKind};
+    let sym = sc.symbolic.as_ref()?.trim_matches('`').to_string();
+    let (factor, name) = match sym.split_once('·') {
+        Some((k, v)) => (k.parse::<i64>().ok()?, v.to_string()),
+        None => (1, sym.clone()),
+    };
+    let acc = &f.accesses[sc.access];
+    let elem = i64::try_from(acc.elem_bytes?).ok()?.max(1);
+    let is_tid = |e: crate::ir::ExprId| {
+        let e = f.strip_casts(e);
+        match f.expr(e).kind {
+            ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => true,
+            ExprKind::Var(v) => crate::facts::barriers::single_def(f, v.0).is_some_and(|d| {
+                matches!(
+                    f.expr(f.strip_casts(d)).kind,
+                    ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
+                )
+            }),
+            _ => false,
+        }
+    };
+    // The nearest enclosing `if (tid < d)` with `d` a variable.
+    let mut at = parents.get(acc.stmt.0 as usize).copied().flatten();
+    let mut guard = None;
+    while let Some(p) = at {
+        if let StmtKind::If { cond, .. } = &f.stmt(p).kind
+            && let ExprKind::Binary(BinOp::Lt, l, r) = f.expr(f.strip_casts(*cond)).kind
+            && is_tid(l)
+            && let ExprKind::Var(d) = f.expr(f.strip_casts(r)).kind
+        {
+            guard = Some((p, d, f.expr_text(*cond)));
+            break;
+        }
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    let (if_stmt, d, text) = guard?;
+    // The innermost loop around that `if` stepping both variables.
+    let mut at = parents.get(if_stmt.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if let Some(l) = a.loops.get(p) {
+            let halves = l.vars.iter().find(|v| v.var == d).filter(|v| {
+                matches!(
+                    (v.op, v.step.map(|e| f.expr(f.strip_casts(e)).kind.clone())),
+                    (StepOp::Shr, Some(ExprKind::Int(1))) | (StepOp::Div, Some(ExprKind::Int(2)))
+                )
+            });
+            let doubles = l
+                .vars
+                .iter()
+                .find(|v| f.var(v.var).name == name)
+                .filter(|v| {
+                    matches!(
+                        (v.op, v.step.map(|e| f.expr(f.strip_casts(e)).kind.clone())),
+                        (StepOp::Shl, Some(ExprKind::Int(1)))
+                            | (StepOp::Mul, Some(ExprKind::Int(2)))
+                    )
+                });
+            if let (Some(h), Some(o)) = (halves, doubles) {
+                let d0 = crate::facts::loops::launch_const(f, h.init?, &a.launch)?;
+                // `o`'s value at the loop's entry: its initialiser in the
+                // loop header, or its declaration's when every other
+                // assignment of it is inside the loop.
+                let entry = o.init.or_else(|| {
+                    let mut decl = None;
+                    for (i, st) in f.stmts.iter().enumerate() {
+                        let id = crate::ir::StmtId(i as u32);
+                        match &st.kind {
+                            StmtKind::Decl { var, init } if *var == o.var => decl = *init,
+                            StmtKind::Expr(e) => {
+                                if let ExprKind::Assign { lhs, .. } = f.expr(*e).kind
+                                    && matches!(f.expr(f.strip_casts(lhs)).kind, ExprKind::Var(v) if v == o.var)
+                                    && !within(parents, id, p)
+                                    && (st.span.line < f.stmt(p).span.line
+                                        || ancestors(parents, p).iter().any(|x| {
+                                            matches!(
+                                                f.stmt(*x).kind,
+                                                StmtKind::For { .. }
+                                                    | StmtKind::While { .. }
+                                                    | StmtKind::DoWhile { .. }
+                                            )
+                                        }))
+                                {
+                                    return None;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    decl
+                });
+                let o0 = crate::facts::loops::launch_const(f, entry?, &a.launch)?;
+                if d0 <= 0 || o0 <= 0 || d0 > 1 << 20 {
+                    return None;
+                }
+                let banks = i64::from(a.cost.banks);
+                let bank_bytes = i64::from(a.cost.bank_bytes);
+                let (mut dv, mut ov, mut worst) = (d0, o0, 0u32);
+                while dv > 0 {
+                    let active = dv.min(i64::from(a.cost.warp));
+                    let mut words: std::collections::BTreeMap<
+                        i64,
+                        std::collections::BTreeSet<i64>,
+                    > = Default::default();
+                    for k in 0..active {
+                        let word = k * factor * ov * elem / bank_bytes;
+                        words
+                            .entry(word.rem_euclid(banks))
+                            .or_default()
+                            .insert(word);
+                    }
+                    let deg = words.values().map(|w| w.len()).max().unwrap_or(1) as u32;
+                    worst = worst.max(deg);
+                    dv >>= 1;
+                    ov = ov.saturating_mul(2);
+                }
+                return Some((worst, text, d0));
+            }
+        }
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    None
 }
 
 /// The enclosing statements of `s`, innermost first.
