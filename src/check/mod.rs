@@ -880,10 +880,13 @@ pub fn function_findings(
         // outside every loop, next to a loop of unknown trip count that
         // makes global accesses on every iteration: after a few iterations
         // that loop moves more sectors than this access.
-        let (severity, message) = match (severity, epilogue_next_to_loop(f, a, &parents, g)) {
-            (Severity::Warning, Some((l, per_iter, n, outer)))
-                if rule == "uncoalesced-global" && n <= 8 =>
-            {
+        // Computed only for the warnings it can lower: it walks the loops
+        // and the function's global accesses.
+        let epilogue = (severity == Severity::Warning && rule == "uncoalesced-global")
+            .then(|| epilogue_next_to_loop(f, a, &parents, g))
+            .flatten();
+        let (severity, message) = match (severity, epilogue) {
+            (Severity::Warning, Some((l, per_iter, n, outer))) if n <= 8 => {
                 let once = match outer {
                     None => "once per thread, outside every loop".to_string(),
                     Some(o) => format!(
