@@ -187,11 +187,20 @@ fn divergence_message(
         };
         // (session 12) A guard inside the stride loop, not its condition.
         if matches!(f.stmt(b.stmt).kind, StmtKind::If { .. }) {
+            // (session 15) The window may be the counter times a step
+            // (`c * C_per_iteration`) of a loop that is not itself a
+            // stride loop.
+            let name = if name == Stride::Other.loop_name() {
+                "loop"
+            } else {
+                name
+            };
             return format!(
-                "`{cond}` compares the counter of the enclosing {name} plus the lane's index \
-                 with a uniform bound: each iteration the lanes of a warp cover one window of \
-                 consecutive values, and only the iteration whose window straddles the bound \
-                 leaves some lanes idle (cost: at most one partial iteration)"
+                "`{cond}` compares a position that the enclosing {name} advances by at least a \
+                 warp's spread each iteration, plus the lane's offset, with a uniform bound: \
+                 each iteration the lanes of a warp cover one window of consecutive values, and \
+                 only the iteration whose window straddles the bound leaves some lanes idle \
+                 (cost: at most one partial iteration)"
             );
         }
         return format!(

@@ -231,7 +231,7 @@ pub fn classify(
                     None => stride_loop(f, cx, launch, loops, stmt, cond)
                         .or_else(|| threshold_stride(f, cx, launch, stmt, cond).map(|g| (g, true)))
                         .or_else(|| {
-                            guard_in_stride_loop(f, cx, launch, loops, stmt, cond)
+                            guard_in_stride_loop(f, u, cx, launch, loops, stmt, cond)
                                 .map(|(g, _)| (g, true))
                         }),
                 }
@@ -240,8 +240,8 @@ pub fn classify(
         {
             if tail {
                 // A guard inside a stride loop is named after that loop.
-                let named =
-                    guard_in_stride_loop(f, cx, launch, loops, stmt, cond).map_or(stmt, |(_, l)| l);
+                let named = guard_in_stride_loop(f, u, cx, launch, loops, stmt, cond)
+                    .map_or(stmt, |(_, l)| l);
                 let (stride, exact_if) = stride_name(f, cx, launch, loops, named, grid);
                 BranchKind::StrideTail {
                     grid,
@@ -564,6 +564,15 @@ fn structural_stride(
                 && g.map(|x| f.expr_text(x)) == g2.map(|x| f.expr_text(x))
         });
         return size_of_same;
+    }
+    // (session 15) A lane index (`threadIdx.x % 32`) over a step of at
+    // least a warp's 32 values.
+    if is_lane_index(f, init, 0) {
+        let sf = cx.form(step);
+        return (sf.is_invariant() && sf.rest_multiple == 0 && sf.offset.is_some_and(|c| c >= 32))
+            || expr_mentions(f, step, &|k| {
+                matches!(k, ExprKind::Builtin(Builtin::WarpSize))
+            });
     }
     if !matches!(
         f.expr(init).kind,
@@ -986,6 +995,7 @@ fn guard_below_loop_start(
 /// the warp. Returns whether the step involves `gridDim`, and the loop.
 fn guard_in_stride_loop(
     f: &Function,
+    u: &Uniformity,
     cx: &AffineCx<'_>,
     launch: &LaunchDims,
     loops: &LoopFacts,
@@ -999,10 +1009,10 @@ fn guard_in_stride_loop(
     else {
         return None;
     };
-    let x = if cx.form(b).is_invariant() {
-        a
+    let (x, bound) = if cx.form(b).is_invariant() {
+        (a, b)
     } else if cx.form(a).is_invariant() {
-        b
+        (b, a)
     } else {
         return None;
     };
@@ -1013,6 +1023,11 @@ fn guard_in_stride_loop(
     };
     let encloses = |outer: StmtId| stmt_encloses(f, outer, s);
     for (counter, rest) in [(p, q), (q, p)] {
+        if let Some(found) = chunk_window(f, u, cx, launch, loops, s, counter, rest)
+            && !changes_in_loop(f, loops, found.1, bound)
+        {
+            return Some(found);
+        }
         let ExprKind::Var(v) = f.expr(f.strip_casts(counter)).kind else {
             continue;
         };
@@ -1038,6 +1053,88 @@ fn guard_in_stride_loop(
         }
     }
     None
+}
+
+/// (session 15, audits 20261222 #56, 20261223 #56, 20261224 #54, 20261225
+/// #57: llm.c's `global_index = lane * x128::size + c * C_per_iteration`
+/// with `C_per_iteration = WARP_SIZE * x128::size`) The guard's value is
+/// `c·K + r`: `c` the counter of an enclosing loop that starts at a
+/// warp-uniform value and steps by a warp-uniform amount, `K` uniform and
+/// at least the spread of `r` over a warp's lanes. Each iteration the lanes
+/// cover one window of `K` values; a lane's test is true for a prefix of the
+/// iterations, and only the iteration whose window straddles the bound splits
+/// the warp. Returns that loop, as [`guard_in_stride_loop`] does.
+#[allow(clippy::too_many_arguments)]
+fn chunk_window(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    counter: ExprId,
+    rest: ExprId,
+) -> Option<(bool, StmtId)> {
+    let ExprKind::Binary(BinOp::Mul, a, b) = f.expr(f.strip_casts(counter)).kind else {
+        return None;
+    };
+    let warp_same = |e: ExprId| cx.form(e).is_invariant() || warp_uniform_value(f, u, launch, e, 0);
+    for (c, k) in [(a, b), (b, a)] {
+        let ExprKind::Var(v) = f.expr(f.strip_casts(c)).kind else {
+            continue;
+        };
+        if !cx.form(k).is_invariant() {
+            continue;
+        }
+        for l in &loops.loops {
+            let Some(iv) = l.vars.iter().find(|iv| iv.var == v) else {
+                continue;
+            };
+            // `c++` has no step operand: a step of 1.
+            let Some(init) = iv.init else {
+                continue;
+            };
+            if iv.op != StepOp::Add
+                || !warp_same(init)
+                || !iv.step.is_none_or(warp_same)
+                || !stmt_encloses(f, l.stmt, s)
+                || !l.guard.as_ref().is_some_and(|g| g.var == v)
+                || !(structural_stride(f, cx, launch, rest, k, 0)
+                    || affine_stride(f, cx, launch, rest, k))
+            {
+                continue;
+            }
+            return Some((false, l.stmt));
+        }
+    }
+    None
+}
+
+/// (session 15, llm.c's causal mask `i * Br + tx < j * Bc + y` inside the
+/// `y` loop) Whether `e` reads the counter of loop `l` or of a loop inside
+/// it (following locals with one definition): a bound that moves while the
+/// window loop runs, so more than one of its iterations can straddle it.
+fn changes_in_loop(f: &Function, loops: &LoopFacts, l: StmtId, e: ExprId) -> bool {
+    let inner: Vec<crate::ir::VarId> = loops
+        .loops
+        .iter()
+        .filter(|x| x.stmt == l || stmt_encloses(f, l, x.stmt))
+        .flat_map(|x| x.vars.iter().map(|iv| iv.var))
+        .collect();
+    fn reads(f: &Function, e: ExprId, inner: &[crate::ir::VarId], depth: u32) -> bool {
+        expr_mentions(f, e, &|k| match k {
+            ExprKind::Var(v) => {
+                inner.contains(v)
+                    || (depth < 4
+                        && match super::coop::var_definitions(f, *v).as_slice() {
+                            [d] => reads(f, *d, inner, depth + 1),
+                            _ => false,
+                        })
+            }
+            _ => false,
+        })
+    }
+    reads(f, e, &inner, 0)
 }
 
 /// [`stride_loop`]'s recognition: `Some(grid)` for a stride loop.
@@ -2187,6 +2284,12 @@ impl WorkCx<'_> {
                     .and_then(|c| c.get(callee.as_str()))
                     .and_then(|s| Some((s.ops?, s.memory)));
                 match body {
+                    // (session 15, audit 20261225 #28: bisect's
+                    // `atomicExch` on a shared flag) An atomic reads and
+                    // writes memory.
+                    _ if known && receiver.is_none() && callee.starts_with("atomic") => {
+                        self.work.memory = self.work.memory.saturating_add(1);
+                    }
                     _ if known => {}
                     Some((n, m)) => {
                         self.work.ops = self.work.ops.saturating_add(n);
@@ -2315,11 +2418,28 @@ fn known_short_call(callee: &str) -> bool {
 /// `p->f`.
 fn is_memory(f: &Function, e: ExprId) -> bool {
     match &f.expr(e).kind {
-        ExprKind::Index { .. } => f.accesses.iter().any(|a| a.expr == e),
+        ExprKind::Index { .. } => f.accesses.iter().any(|a| a.expr == e) || indexes_non_local(f, e),
         ExprKind::Unary(UnOp::Deref, _) => true,
         ExprKind::Member { arrow: true, .. } => true,
         _ => false,
     }
+}
+
+/// (session 15, audits 20261222 #30, 20261225 #25: cdpQuadtree's
+/// `set_point`, `m_x[idx] = p.x` on a member of `this`) Whether the
+/// subscripts of `e` start from a name that is not a local: a member of the
+/// enclosing object or a global array, memory either way (a register array
+/// is a local).
+fn indexes_non_local(f: &Function, e: ExprId) -> bool {
+    let mut x = e;
+    for _ in 0..8 {
+        match &f.expr(f.strip_casts(x)).kind {
+            ExprKind::Index { base, .. } => x = *base,
+            ExprKind::Name(_) => return true,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// Whether statement `s` ends with a `return` on every path through it.

@@ -1,0 +1,61 @@
+//! issue 8, session 15: tail guards of loops that advance a window by the
+//! lanes' spread, and work counted in stores through members of `this` and
+//! in atomics. Fixture: tests/fixtures/findings/s15/kernels.cu.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| common::check_fixtures(&["findings/s15/kernels.cu"]))
+}
+
+fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
+    common::rule_in(findings(), function, rule)
+}
+
+use common::message;
+
+/// (audits 20261222 #56, 20261223 #56, 20261224 #54, 20261225 #57: llm.c's
+/// `global_index = lane * x128::size + c * C_per_iteration < C`) A guard on
+/// a window that the loop advances by the lanes' whole spread splits a warp
+/// in one iteration only. A window step smaller than the spread can split
+/// every iteration: that stays "every warp".
+#[test]
+fn a_window_guard_splits_only_the_straddling_iteration() {
+    let d = of("row_chunks", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(
+        m.contains("only the iteration whose window straddles the bound"),
+        "{m}"
+    );
+    assert!(m.contains("at most one partial iteration"), "{m}");
+    let o = of("row_overlap", "divergent-branch");
+    assert_eq!(o.len(), 1, "{:#?}", findings());
+    assert!(message(o[0]).contains("every warp"), "{}", message(o[0]));
+}
+
+/// (audits 20261222 #30, 20261225 #25: cdpQuadtree's `set_point`) A method
+/// that stores through members of `this` does memory accesses, not
+/// register arithmetic.
+#[test]
+fn stores_through_members_are_memory_work() {
+    let d = of("compact", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(!m.contains("register arithmetic"), "{m}");
+    assert!(m.contains("2 memory accesses"), "{m}");
+}
+
+/// (audit 20261225 #28: bisect's `atomicExch` on a shared flag) An atomic
+/// is a memory access in the divergent part's work.
+#[test]
+fn an_atomic_is_memory_work() {
+    let d = of("converge", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(!m.contains("register arithmetic"), "{m}");
+    assert!(m.contains("2 memory accesses"), "{m}");
+}
