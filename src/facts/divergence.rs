@@ -1098,7 +1098,7 @@ fn chunk_window(
                 || !warp_same(init)
                 || !iv.step.is_none_or(warp_same)
                 || !stmt_encloses(f, l.stmt, s)
-                || !l.guard.as_ref().is_some_and(|g| g.var == v)
+                || l.guard.as_ref().is_none_or(|g| g.var != v)
                 || !(structural_stride(f, cx, launch, rest, k, 0)
                     || affine_stride(f, cx, launch, rest, k))
             {
