@@ -59,3 +59,37 @@ fn an_atomic_is_memory_work() {
     assert!(!m.contains("register arithmetic"), "{m}");
     assert!(m.contains("2 memory accesses"), "{m}");
 }
+
+/// (audit 20261226 #33: cdpAdvancedQuicksort's branch inside `if (lane_id
+/// == 0)` with `lane_id = threadIdx.x & (warpSize - 1)`) A branch that one
+/// lane per warp reaches has nothing to split: not reported.
+#[test]
+fn a_branch_inside_a_one_lane_region_is_not_divergence() {
+    let d = of("last_warp", "divergent-branch");
+    assert!(d.is_empty(), "{d:#?}");
+}
+
+/// (audit 20261224 #30: HSOpticalFlow's `threadIdx.x < by` inside `else if
+/// (threadIdx.y == 1)` with 32 x 6 blocks) "Every warp" is every warp the
+/// enclosing conditions let reach the branch: one of six here.
+#[test]
+fn every_warp_counts_only_the_warps_that_reach_the_branch() {
+    let d = of("halo_cols", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(m.contains("(1 of the block's 6"), "{m}");
+}
+
+/// (session 15) Two reads of one array 33 elements apart per lane, with
+/// the lanes' stride unknown (`src[tx * w]`, `src[tx * w + 33]`), are two
+/// accesses of one element per lane each, not one 136-byte record: six
+/// lanes touch up to 6 sectors where 1 would do.
+#[test]
+fn far_apart_reads_of_one_array_are_not_one_record() {
+    let u = of("halo_cols", "uncoalesced-global");
+    assert_eq!(u.len(), 2, "{u:#?}");
+    for x in u {
+        let m = message(x);
+        assert!(m.contains("up to 6 sectors of 32 B where 1 would"), "{m}");
+    }
+}

@@ -225,6 +225,15 @@ fn divergence_message(
         _ => "and the lanes that keep looping run the extra iterations while the others wait",
     };
     use crate::facts::divergence::Shape;
+    // (session 15, audit 20261224 #30) "every warp" is every warp that the
+    // enclosing conditions let reach the branch.
+    let every = match b.reach {
+        Some((n, m)) => format!(
+            "every warp that reaches it ({n} of the block's {m}: the enclosing conditions \
+             exclude the others)"
+        ),
+        None => "every warp".to_string(),
+    };
     match &b.shape {
         Shape::SameCall(callee) => format!(
             "`{cond}` depends on {dims} and can differ between the threads of a warp, but both \
@@ -234,12 +243,12 @@ fn divergence_message(
         Shape::EveryWarp => format!(
             "`{cond}` compares a lane index (it repeats in every warp) against a uniform bound, \
              so every warp can split the same way, {what}{region} (cost: the divergent part, in \
-             every warp)"
+             {every})"
         ),
         Shape::OneWarp { scope, .. } if one_warp_unit(scope, launch) => format!(
             "`{cond}` compares a thread index that grows with the lane's position against a \
-             uniform bound; each {scope} is a single warp, so it can split every warp, \
-             {what}{region} (cost: the divergent part, in every warp)"
+             uniform bound; each {scope} is a single warp, so it can split {every}, \
+             {what}{region} (cost: the divergent part, in each)"
         ),
         Shape::OneWarp { scope, tests } => {
             let (warps, which) = if *tests == 1 {
@@ -264,9 +273,10 @@ fn divergence_message(
             every_warp,
         } => {
             let cost = if *every_warp {
-                "the divergent part, in every warp, with the idle lanes' share"
+                format!("the divergent part, in {every}, with the idle lanes' share")
             } else {
                 "the divergent part in the split warps only; every other warp is wholly on one side"
+                    .to_string()
             };
             format!("{}, {what}{region} (cost: {cost})", clauses.join("; "))
         }
@@ -1120,7 +1130,8 @@ pub fn function_findings(
         // note unless the spread is a known constant above 4.
         let shape_warns = match &b.shape {
             Shape::Plain => true,
-            Shape::Runs { every_warp, .. } => *every_warp,
+            // (session 15) Not when one warp of the block reaches it.
+            Shape::Runs { every_warp, .. } => *every_warp && b.reach.is_none_or(|(n, _)| n > 1),
             Shape::TripSpread { spread, .. } => spread.parse::<u32>().is_ok_and(|k| k > 4),
             _ => false,
         };

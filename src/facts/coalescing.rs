@@ -783,6 +783,26 @@ fn share_plan(f: &Function, cx: &AffineCx<'_>, per_statement: bool) -> SharePlan
             .max()
             .unwrap_or(0);
         let widest = members.iter().map(|m| m.len).max().unwrap_or(0);
+        // (session 15) With the lanes' stride unknown (`src[tx * w]` and
+        // `src[tx * w + 33]`), members with more than a sector between them
+        // are separate accesses, not one record each lane reads whole
+        // (`pos[i]`, `pos[i + 1]`, `pos[i + 2]` of `float4`s still are).
+        if stride.is_none() {
+            let mut ranges: Vec<(i64, i64)> = members
+                .iter()
+                .map(|m| (m.k * elem + m.lo, m.k * elem + m.lo + m.len))
+                .collect();
+            ranges.sort_unstable();
+            let mut end = ranges.first().map_or(0, |r| r.1);
+            let mut gap = false;
+            for (a, b) in ranges.iter().skip(1) {
+                gap |= *a - end > 32;
+                end = end.max(*b);
+            }
+            if gap {
+                continue;
+            }
+        }
         let one_element = members.iter().all(|m| m.k == carrier.k);
         let record = if one_element {
             elem

@@ -96,6 +96,12 @@ pub struct BranchFact {
     /// anyway; the split adds the shorter one.
     /// The shorter side's work first, the longer's second.
     pub shorter_side: Option<(Work, Work)>,
+    /// (session 15, audit 20261224 #30: HSOpticalFlow's `threadIdx.x < by`
+    /// inside `threadIdx.y == 1`) `(n, m)` when the enclosing conditions on
+    /// thread indices let only `n` of the block's `m` warps reach the
+    /// branch (`n < m`, the block known): a split "in every warp" is in
+    /// those `n`.
+    pub reach: Option<(u32, u32)>,
     /// The condition depends on values loaded per thread (not only on
     /// thread indices): how often warps split follows the data.
     pub data_dependent: bool,
@@ -284,6 +290,7 @@ pub fn classify(
             shape,
             work,
             shorter_side,
+            reach: None,
             data_dependent,
         });
     }
@@ -447,11 +454,24 @@ fn lane_distinct(
     }
     let konst = |x: ExprId| {
         let k = cx.form(x);
+        // `warpSize` is 32; (session 15, cdpAdvancedQuicksort's
+        // `threadIdx.x & (warpSize - 1)`) so is it in a difference.
+        let warp = |y: ExprId| match f.expr(y).kind {
+            ExprKind::Builtin(Builtin::WarpSize) => Some(32),
+            _ => None,
+        };
         (k.is_invariant() && k.rest_multiple == 0)
             .then_some(k.offset)
             .flatten()
+            .or(warp(x))
             .or(match f.expr(x).kind {
-                ExprKind::Builtin(Builtin::WarpSize) => Some(32),
+                ExprKind::Binary(BinOp::Sub, a, b) => {
+                    let kb = cx.form(b);
+                    let b = (kb.is_invariant() && kb.rest_multiple == 0)
+                        .then_some(kb.offset)
+                        .flatten();
+                    warp(a).zip(b).map(|(a, b)| a - b)
+                }
                 _ => None,
             })
     };

@@ -258,7 +258,16 @@ impl Analysis {
         let call_args = args::call_args(f, &uniformity, &cx, params, &active, &launch);
         let branches = divergence::classify(f, &r, &uniformity, &cx, &launch, &loops, callees)
             .into_iter()
-            .map(|b| divergence::in_single_lane(b, params.single_lane || params.single_thread))
+            .map(|b| {
+                // (session 15, audit 20261226 #33: cdpAdvancedQuicksort's
+                // branch inside `if (lane_id == 0)`) A branch inside a
+                // region one lane per warp runs has nothing to split.
+                let one =
+                    params.single_lane || params.single_thread || single_thread.contains(&b.stmt.0);
+                let mut b = divergence::in_single_lane(b, one);
+                b.reach = reaching_warps(&active, &launch, cost.warp, b.stmt);
+                b
+            })
             .collect();
         let intervals = intervals::compute(f);
         let races = if std::ptr::eq(f, race_f) {
@@ -324,6 +333,25 @@ impl Analysis {
             loops,
         }
     }
+}
+
+/// (session 15) `(n, m)` when the thread-index conditions enclosing `s`
+/// let only `n` of the block's `m` warps reach it.
+fn reaching_warps(
+    active: &lanes::ActiveLanes,
+    launch: &LaunchDims,
+    warp: u32,
+    s: crate::ir::StmtId,
+) -> Option<(u32, u32)> {
+    let [Some(x), Some(y), Some(z)] = launch.block else {
+        return None;
+    };
+    let m = (u64::from(x) * u64::from(y) * u64::from(z)).div_ceil(u64::from(warp.max(1)));
+    if m > 64 {
+        return None;
+    }
+    let n = active.warps(s)?.len() as u64;
+    (n < m).then_some((n as u32, m as u32))
 }
 
 /// Mark the statements inside `then` branches of conditions that hold for
