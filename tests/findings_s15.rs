@@ -93,3 +93,24 @@ fn far_apart_reads_of_one_array_are_not_one_record() {
         assert!(m.contains("up to 6 sectors of 32 B where 1 would"), "{m}");
     }
 }
+
+/// (audits 20261221 #2, 20261223 #1, 20261224 #4: lud's `threadIdx.x >
+/// i`, nw's `tx <= m`) A one-sided test of the thread index against the
+/// counter of an enclosing loop that moves by one is a triangular
+/// (wavefront) sweep: a note that says the idle lanes are the order of the
+/// work, not a serialised path. A test against a loaded bound is not.
+#[test]
+fn a_wavefront_guard_is_a_sweep() {
+    let d = of("wavefront", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    let m = message(d[0]);
+    assert!(m.contains("triangular (wavefront) sweep"), "{m}");
+    assert!(
+        m.contains("`m`, the counter of the enclosing loop at line 124"),
+        "{m}"
+    );
+    let n = of("not_a_sweep", "divergent-branch");
+    assert_eq!(n.len(), 1, "{:#?}", findings());
+    assert!(!message(n[0]).contains("sweep"), "{}", message(n[0]));
+}

@@ -151,6 +151,61 @@ pub struct Finding {
     pub suppressed: bool,
 }
 
+/// (session 15) For a one-sided `if` comparing a thread index with a
+/// uniform value that reads the counter of an enclosing loop stepping by
+/// one (`threadIdx.x > i`, `tx <= m`): that counter's name and the loop's
+/// line.
+fn triangular_sweep(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    b: &crate::facts::divergence::BranchFact,
+    parents: &[Option<crate::ir::StmtId>],
+) -> Option<(String, u32)> {
+    use crate::facts::loops::StepOp;
+    use crate::ir::{BinOp, ExprKind};
+    let ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, x, y) = f.expr(b.cond).kind
+    else {
+        return None;
+    };
+    let dims = |e: crate::ir::ExprId| {
+        a.uniformity
+            .expr_dims
+            .get(e.0 as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    let threads = |e: crate::ir::ExprId| dims(e) & 0b111 != 0 && dims(e) & (1 << 3) == 0;
+    let counter = if threads(x) && dims(y) == 0 {
+        y
+    } else if threads(y) && dims(x) == 0 {
+        x
+    } else {
+        return None;
+    };
+    let mut reads = Vec::new();
+    let mut stack = vec![counter];
+    while let Some(e) = stack.pop() {
+        if let ExprKind::Var(v) = f.expr(e).kind {
+            reads.push(v);
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    let mut at = parents.get(b.stmt.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if let Some(l) = a.loops.get(p)
+            && let Some(iv) = l.vars.iter().find(|iv| reads.contains(&iv.var))
+            && matches!(iv.op, StepOp::Add | StepOp::Sub)
+            && iv
+                .step
+                .is_none_or(|s| matches!(f.expr(f.strip_casts(s)).kind, ExprKind::Int(1)))
+        {
+            return Some((f.var(iv.var).name.clone(), f.stmt(p).span.line + 1));
+        }
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    None
+}
+
 /// The message of a `divergent-branch` finding (issue 8, class 6): says
 /// what is actually serialised — both paths of an `if`/`else`, the taken
 /// side of a one-sided `if`, the extra iterations of a loop, or the one
@@ -1296,7 +1351,22 @@ pub fn function_findings(
                 (halves && to_zero).then(|| f.var(g.var).name.clone())
             })
             .flatten();
+        // (session 15, audits 20261221 #2, 20261223 #1, 20261224 #4: lud's
+        // `threadIdx.x > i`, nw's `tx <= m`) A one-sided test of a thread
+        // index against the counter of an enclosing loop that moves by one:
+        // a triangular or wavefront sweep, whose idle lanes are the order of
+        // the work, not a serialised path.
+        let sweep = (tail.is_none()
+            && !b.in_expression
+            && !b.data_dependent
+            && matches!(
+                f.stmt(b.stmt).kind,
+                crate::ir::StmtKind::If { els: None, .. }
+            ))
+        .then(|| triangular_sweep(f, a, b, &parents))
+        .flatten();
         let severity = if early_exit.is_some()
+            || sweep.is_some()
             || halving.is_some()
             || short_side.is_some()
             || remainder.is_some()
@@ -1363,6 +1433,21 @@ pub fn function_findings(
                              bit of its starting `{v}` (at most 32), so the lanes of a warp split \
                              only where their `{v}` values differ in bit length, and then by that \
                              difference in iterations{region}"
+                        )
+                    }
+                    None if sweep.is_some() => {
+                        let (v, at) = sweep.clone().unwrap_or_default();
+                        format!(
+                            "`{cond_text}` compares a thread index with `{v}`, the counter of \
+                             the enclosing loop at line {}, which moves by one each iteration: a \
+                             triangular (wavefront) sweep, in which lanes join or leave the branch \
+                             as the counter passes their values, so a warp runs the part with \
+                             lanes idle only in the iterations where the counter lies within its \
+                             lanes' range of values, and no second path is serialised; the idle \
+                             lanes follow the order the algorithm's dependences impose (only a \
+                             remapping of the work onto the lanes recovers them){region}{}",
+                            line_ref(at),
+                            work_clause(b, false, 4 * a.cost.divergent_min_ops, None),
                         )
                     }
                     None if cas.is_some() => {
