@@ -114,3 +114,28 @@ fn a_wavefront_guard_is_a_sweep() {
     assert_eq!(n.len(), 1, "{:#?}", findings());
     assert!(!message(n[0]).contains("sweep"), "{}", message(n[0]));
 }
+
+/// (audit 20261228 #28: threadFenceReduction's `while (i < gridDim.x) { …;
+/// i += blockSize; }` with `case 512: k<512><<<g, dimBlock>>>` under
+/// `switch (threads)` and `dim3 dimBlock(threads, 1, 1)`) A template
+/// argument that is the block size under each case makes the step a block
+/// stride: one partial iteration at most. A case that another falls into
+/// (`case 128: case 256:`) does not.
+#[test]
+fn a_template_block_size_under_a_switch_case_is_block_dim() {
+    let d = of("last_block_sum", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("block-stride loop"),
+        "{}",
+        message(d[0])
+    );
+    let f = of("last_block_sum_ft", "divergent-branch");
+    assert_eq!(f.len(), 1, "{:#?}", findings());
+    assert!(
+        !message(f[0]).contains("block-stride loop"),
+        "{}",
+        message(f[0])
+    );
+}

@@ -321,9 +321,89 @@ pub fn template_block_dims(
                 .iter()
                 .position(|d| d.as_deref() == Some(a))
                 .map(|d| d as u8);
+        } else if let Ok(k) = a.parse::<i64>() {
+            // (session 15, audit 20261228 #28: threadFenceReduction's
+            // `switch (threads) { case 512: k<512><<<g, dimBlock>>>` with
+            // `dim3 dimBlock(threads, 1, 1)`) A constant template argument
+            // under the `case` of a switch on the block dimension's name.
+            *slot = dims
+                .iter()
+                .position(|d| {
+                    d.as_deref()
+                        .map(|t| dim3_member_text(f, t))
+                        .is_some_and(|t| name(&t) && in_case_of(f, l.stmt, &t, k))
+                })
+                .map(|d| d as u8);
         }
     }
     out
+}
+
+/// `b.x` for a `dim3 b(n, …)` declared once: the text of `n`; any other
+/// text unchanged.
+fn dim3_member_text(f: &Function, t: &str) -> String {
+    let Some((var, m)) = t.rsplit_once('.') else {
+        return t.to_string();
+    };
+    let i = match m {
+        "x" => 0,
+        "y" => 1,
+        "z" => 2,
+        _ => return t.to_string(),
+    };
+    let decls: Vec<Option<ExprId>> = f
+        .stmts
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Decl { var: v, init } if f.var(*v).name == var => Some(*init),
+            _ => None,
+        })
+        .collect();
+    if let [Some(init)] = decls.as_slice()
+        && let ExprKind::Call { callee, args, .. } = &f.expr(f.strip_casts(*init)).kind
+        && (callee == "dim3" || callee == "dim3{}")
+        && let Some(a) = args.get(i)
+    {
+        return f.expr_text(f.strip_casts(*a));
+    }
+    t.to_string()
+}
+
+/// Whether statement `s` runs only under `case k:` of an enclosing `switch
+/// (name)`: the nearest label before it in the switch's body is `case k`,
+/// and the statement before that label ends the previous case (no
+/// fall-through into it).
+fn in_case_of(f: &Function, s: crate::ir::StmtId, name: &str, k: i64) -> bool {
+    let parents = super::divergence::stmt_parents(f);
+    let mut chain = vec![s];
+    let mut at = parents.get(s.0 as usize).copied().flatten();
+    while let Some(p) = at {
+        if let StmtKind::Switch { cond, body } = &f.stmt(p).kind
+            && f.expr_text(f.strip_casts(*cond)) == name
+        {
+            let StmtKind::Block(v) = &f.stmt(*body).kind else {
+                return false;
+            };
+            let Some(i) = v.iter().position(|x| chain.contains(x)) else {
+                return false;
+            };
+            for j in (0..=i).rev() {
+                if let StmtKind::Case(label) = &f.stmt(v[j]).kind {
+                    let ends_previous = j == 0
+                        || matches!(
+                            f.stmt(v[j - 1]).kind,
+                            StmtKind::Break | StmtKind::Return(_) | StmtKind::Continue
+                        );
+                    return ends_previous
+                        && label.is_some_and(|e| super::barriers::const_value(f, e) == Some(k));
+                }
+            }
+            return false;
+        }
+        chain.push(p);
+        at = parents.get(p.0 as usize).copied().flatten();
+    }
+    false
 }
 
 /// (audit 20261205/20261206 #41) Kernel `f` with every read of a parameter
