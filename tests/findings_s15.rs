@@ -139,3 +139,22 @@ fn a_template_block_size_under_a_switch_case_is_block_dim() {
         message(f[0])
     );
 }
+
+/// (audits 20261222 #39, 20261225 #40, 20261227 #41: bisect's up-sweep
+/// over `num_threads_compaction >> 1`, a value the kernel computes) With
+/// the guard's start unknown, the tree scan's worst iteration is the one
+/// with a warp of active lanes: the degree grows with the start (8-way at
+/// 256 two-byte elements, 32-way only from 1024), a note that says so.
+#[test]
+fn a_tree_scan_of_unknown_length_states_its_degree_by_length() {
+    let b = of("up_sweep", "shared-bank-conflict");
+    assert_eq!(b.len(), 3, "{:#?}", findings());
+    for x in b {
+        assert_eq!(x["severity"], "note", "{x:#?}");
+        let m = message(x);
+        assert!(
+            m.contains("8-way for a start of 256, up to 32-way only from a start of 1024"),
+            "{m}"
+        );
+    }
+}

@@ -1587,11 +1587,17 @@ pub fn function_findings(
         // (session 14) A tree scan: the guard's active lanes bound the
         // conflict of a stride that grows as they shrink.
         let tree = if sc.up_to && sc.words_per_lane <= 1 {
-            tree_scan_degree(f, a, &parents, sc).filter(|(w, ..)| *w < degree)
+            tree_scan_degree(f, a, &parents, sc).filter(|t| match t {
+                TreeScan::Known { worst, .. } => *worst < degree,
+                TreeScan::Symbolic { .. } => true,
+            })
         } else {
             None
         };
-        if tree.as_ref().is_some_and(|(w, ..)| *w <= 1) {
+        if tree
+            .as_ref()
+            .is_some_and(|t| matches!(t, TreeScan::Known { worst, .. } if *worst <= 1))
+        {
             continue;
         }
         let acc = &f.accesses[sc.access];
@@ -1745,7 +1751,42 @@ pub fn function_findings(
                 "block_dims": a.launch.block,
             }),
         });
-        if let (Some((w, guard, d0)), Some(last)) = (&tree, out.last_mut()) {
+        if let (
+            Some(TreeScan::Symbolic {
+                guard,
+                d0,
+                full,
+                example,
+            }),
+            Some(last),
+        ) = (&tree, out.last_mut())
+        {
+            last.message = format!(
+                "{rw} of `{}{}`: a bank conflict that grows with the scan's length (lane stride \
+                 {} under `{guard}`: the guard admits fewer lanes as the stride doubles, so the \
+                 worst iteration is the one with a warp of active lanes, and its degree is \
+                 proportional to the start of `{guard}`'s bound, `{d0}`, which is not known \
+                 here: {}-way for a start of {}, up to {degree}-way only from a start of {full}; \
+                 {} banks of {} B)",
+                acc.array,
+                acc.index_text,
+                sc.symbolic.clone().unwrap_or_default(),
+                example.1,
+                example.0,
+                a.cost.banks,
+                a.cost.bank_bytes
+            );
+            last.severity = Severity::Note;
+        }
+        if let (
+            Some(TreeScan::Known {
+                worst: w,
+                guard,
+                d0,
+            }),
+            Some(last),
+        ) = (&tree, out.last_mut())
+        {
             last.message = format!(
                 "{rw} of `{}{}`: a bank conflict of at most {w} ways (lane stride {} under \
                  `{guard}`: the guard admits fewer lanes as the stride doubles, from {d0} \
@@ -2413,6 +2454,30 @@ fn reporting_call(f: &crate::ir::Function, s: crate::ir::StmtId) -> Option<&'sta
         })
 }
 
+/// What [`tree_scan_degree`] finds of a tree scan's conflict.
+enum TreeScan {
+    /// The guard's start `d0` is known: the worst degree over the loop.
+    Known {
+        /// The worst degree.
+        worst: u32,
+        /// The guard's text.
+        guard: String,
+        /// Its start.
+        d0: i64,
+    },
+    /// (session 15) The guard's start is not known (`d0`, as written).
+    Symbolic {
+        /// The guard's text.
+        guard: String,
+        /// Its start, as written.
+        d0: String,
+        /// The smallest start with a full (banks-way) conflict.
+        full: i64,
+        /// A start and its worst degree, for the message.
+        example: (i64, i64),
+    },
+}
+
 /// (issue 8, session 14; audits 20261216 #11, 20261222 #39, 20261223
 /// #13/#39, 20261224 #12, 20261225 #40: huffman's and bisect's tree-scan
 /// up-sweeps) A shared access whose lane stride is `f·o` for a loop
@@ -2428,7 +2493,7 @@ fn tree_scan_degree(
     a: &crate::facts::Analysis,
     parents: &[Option<crate::ir::StmtId>],
     sc: &crate::facts::banks::SharedAccessCost,
-) -> Option<(u32, String, i64)> {
+) -> Option<TreeScan> {
     use crate::facts::loops::StepOp;
     use crate::ir::{BinOp, Builtin, Dim, ExprKind, StmtKind};
     let sym = sc.symbolic.as_ref()?.trim_matches('`').to_string();
@@ -2442,12 +2507,29 @@ fn tree_scan_degree(
         let e = f.strip_casts(e);
         match f.expr(e).kind {
             ExprKind::Builtin(Builtin::ThreadIdx(Dim::X)) => true,
-            ExprKind::Var(v) => crate::facts::barriers::single_def(f, v.0).is_some_and(|d| {
-                matches!(
-                    f.expr(f.strip_casts(d)).kind,
-                    ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
-                )
-            }),
+            ExprKind::Var(v) => {
+                crate::facts::barriers::single_def(f, v.0).is_some_and(|d| {
+                    matches!(
+                        f.expr(f.strip_casts(d)).kind,
+                        ExprKind::Builtin(Builtin::ThreadIdx(Dim::X))
+                    )
+                }) || f.var(v).param_position.is_some_and(|p| {
+                    // (session 15, bisect's `scanInitial(tid, …)`) A
+                    // parameter every caller passes `threadIdx.x` for.
+                    a.params
+                        .forms
+                        .get(p as usize)
+                        .cloned()
+                        .flatten()
+                        .is_some_and(|t| {
+                            t.coef[0] == crate::facts::affine::Coef::Int(1)
+                                && t.coef[1].is_zero()
+                                && t.coef[2].is_zero()
+                                && t.offset == Some(0)
+                                && t.rest_multiple == 0
+                        })
+                })
+            }
             _ => false,
         }
     };
@@ -2488,7 +2570,8 @@ fn tree_scan_degree(
                     )
                 });
             if let (Some(h), Some(o)) = (halves, doubles) {
-                let d0 = crate::facts::loops::launch_const(f, h.init?, &a.launch)?;
+                let d_init = h.init?;
+                let d0 = crate::facts::loops::launch_const(f, d_init, &a.launch);
                 // `o`'s value at the loop's entry: its initialiser in the
                 // loop header, or its declaration's when every other
                 // assignment of it is inside the loop.
@@ -2521,11 +2604,32 @@ fn tree_scan_degree(
                     decl
                 });
                 let o0 = crate::facts::loops::launch_const(f, entry?, &a.launch)?;
+                let banks = i64::from(a.cost.banks);
+                let bank_bytes = i64::from(a.cost.bank_bytes);
+                // (session 15, audits 20261222 #39, 20261225 #40, 20261227
+                // #41: bisect's scan over a parameter's length) `d`'s start
+                // unknown: `d · o` stays `d₀ · o₀`, so the worst iteration
+                // is the one with a warp of active lanes, at `d₀ · o₀ · c /
+                // warp` ways (`c` the words per unit of `o`).
+                let Some(d0) = d0 else {
+                    let c = factor * elem;
+                    if o0 <= 0 || c <= 0 || factor <= 0 {
+                        return None;
+                    }
+                    let warp = i64::from(a.cost.warp);
+                    // Smallest d₀ with a full conflict: d₀·o₀·c ≥ warp·banks·bank_bytes.
+                    let full = (warp * banks * bank_bytes + o0 * c - 1) / (o0 * c);
+                    let at = |d0: i64| ((d0 * o0 * c) / (warp * bank_bytes)).clamp(1, banks);
+                    return Some(TreeScan::Symbolic {
+                        guard: text,
+                        d0: f.expr_text(d_init),
+                        full,
+                        example: (256, at(256)),
+                    });
+                };
                 if d0 <= 0 || o0 <= 0 || d0 > 1 << 20 {
                     return None;
                 }
-                let banks = i64::from(a.cost.banks);
-                let bank_bytes = i64::from(a.cost.bank_bytes);
                 let (mut dv, mut ov, mut worst) = (d0, o0, 0u32);
                 while dv > 0 {
                     let active = dv.min(i64::from(a.cost.warp));
@@ -2545,7 +2649,11 @@ fn tree_scan_degree(
                     dv >>= 1;
                     ov = ov.saturating_mul(2);
                 }
-                return Some((worst, text, d0));
+                return Some(TreeScan::Known {
+                    worst,
+                    guard: text,
+                    d0,
+                });
             }
         }
         at = parents.get(p.0 as usize).copied().flatten();
