@@ -158,3 +158,19 @@ fn a_tree_scan_of_unknown_length_states_its_degree_by_length() {
         );
     }
 }
+
+/// (audit 20261228 #25: Mandelbrot's unrolled escape tests `if (xx + yy >
+/// 4) return i - k;`) Several early exits that only leave the loop are a
+/// note, as one is: a warp runs as long as its last lane. Exits that store
+/// first stay a warning (`escape_steps`, tests/findings_divergence_cost.rs).
+#[test]
+fn early_exits_that_only_leave_are_a_note() {
+    let d = of("escape_count", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    let m = message(d[0]);
+    assert!(
+        m.contains("2 early exits") && m.contains("each of which only leaves the loop"),
+        "{m}"
+    );
+}

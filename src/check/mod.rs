@@ -461,9 +461,19 @@ fn fold_loop_exits(
         }
     }
     per_loop.retain(|_, v| v.len() >= 2);
+    let bis: Vec<usize> = findings.iter().map(|(bi, _)| *bi).collect();
     let mut slots: Vec<Option<Finding>> = findings.into_iter().map(|(_, x)| Some(x)).collect();
     let mut out = Vec::new();
     for (l, members) in &per_loop {
+        // (session 15, audit 20261228 #25: Mandelbrot's unrolled escape
+        // tests `if (xx + yy > 4) return i - k;`) Exits whose taken side
+        // only leaves (a `break`, or a `return` of register arithmetic):
+        // as for one such exit, a warp runs as long as its last lane.
+        let leave_only = members.iter().all(|i| {
+            let b = &a.branches[bis[*i]];
+            matches!(&f.stmt(b.stmt).kind, crate::ir::StmtKind::If { then, .. }
+                if break_only(f, *then) || return_of_registers(f, *then))
+        });
         let mut group: Vec<Finding> = members.iter().filter_map(|i| slots[*i].take()).collect();
         group.sort_by_key(|x| (x.line, x.col));
         let exits: Vec<u32> = group.iter().map(|x| x.line).collect();
@@ -479,15 +489,29 @@ fn fold_loop_exits(
         let mut first = group.swap_remove(0);
         let cond = first.facts["condition"].as_str().unwrap_or("").to_string();
         let n = exits.len();
-        first.message = format!(
-            "this `{keyword}` loop has {n} early exits (lines {}) under conditions that can \
-             differ between the threads of a warp (the first: `{cond}`), so the lanes of a warp \
-             leave it at different iterations and the lanes still looping run the extra \
-             iterations while the others wait (cost: the difference in trip count between \
-             the lanes)",
-            refs.join(", ")
-        );
-        first.severity = Severity::Warning;
+        if leave_only {
+            first.message = format!(
+                "this `{keyword}` loop has {n} early exits (lines {}) under conditions that can \
+                 differ between the threads of a warp (the first: `{cond}`), each of which only \
+                 leaves the loop: the lanes that take one stop iterating while the others go \
+                 on, and the warp runs as long as its last lane does; the exits never make a \
+                 warp slower than the loop without them, and what they save depends on how \
+                 evenly the lanes of a warp exit (cost: the exited lanes idle until the last \
+                 lane of their warp leaves)",
+                refs.join(", ")
+            );
+            first.severity = Severity::Note;
+        } else {
+            first.message = format!(
+                "this `{keyword}` loop has {n} early exits (lines {}) under conditions that can \
+                 differ between the threads of a warp (the first: `{cond}`), so the lanes of a \
+                 warp leave it at different iterations and the lanes still looping run the \
+                 extra iterations while the others wait (cost: the difference in trip count \
+                 between the lanes)",
+                refs.join(", ")
+            );
+            first.severity = Severity::Warning;
+        }
         first.line = line;
         first.col = col;
         first.end_col = col + 1;
@@ -2939,6 +2963,33 @@ fn loaded_range_check(
                 && matches!(&f.expr(c.expr).kind, ExprKind::Call { args, .. } if args.iter().any(|x| uses(*x)))
         });
     used.then(|| f.var(tested[0]).name.clone())
+}
+
+/// (session 15) A `return` whose value is register arithmetic (no memory
+/// access, no call) or none, alone in its block.
+fn return_of_registers(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
+    use crate::ir::{ExprKind, StmtKind};
+    match &f.stmt(s).kind {
+        StmtKind::Return(None) => true,
+        StmtKind::Return(Some(e)) => {
+            let mut stack = vec![*e];
+            while let Some(x) = stack.pop() {
+                match f.expr(x).kind {
+                    ExprKind::Call { .. }
+                    | ExprKind::Index { .. }
+                    | ExprKind::Unknown(_)
+                    | ExprKind::Assign { .. } => return false,
+                    ExprKind::Member { arrow: true, .. } => return false,
+                    ExprKind::Unary(crate::ir::UnOp::Deref, _) => return false,
+                    _ => {}
+                }
+                stack.extend(f.child_exprs(x));
+            }
+            true
+        }
+        StmtKind::Block(v) => v.len() == 1 && return_of_registers(f, v[0]),
+        _ => false,
+    }
 }
 
 fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
