@@ -174,3 +174,35 @@ fn early_exits_that_only_leave_are_a_note() {
         "{m}"
     );
 }
+
+/// (audits 20261224 #55, 20261226 #55, 20261227 #56: llm.c's `for (; t2
+/// <= t; t2 += warp.size())` after earlier loops over `t2`, and
+/// fused_residual's count-down `for (; c >= 0; c -= WarpSize *
+/// x128::size)`) A loop without an initialiser whose counter is carried
+/// from loops over it by the same step is a stride loop: one partial
+/// iteration at most. An update under a test of the lane breaks that.
+#[test]
+fn a_counter_carried_across_stride_loops_is_a_stride_tail() {
+    for k in ["carried", "zigzag"] {
+        for d in of(k, "divergent-branch") {
+            if d["facts"]["condition"] == "t2 <= b" && d["facts"]["loop"] == false {
+                continue;
+            }
+            assert_eq!(d["severity"], "note", "{d:#?}");
+        }
+    }
+    let loops: Vec<_> = of("carried", "divergent-branch")
+        .into_iter()
+        .filter(|d| message(d).contains("at most one partial iteration"))
+        .collect();
+    assert_eq!(loops.len(), 2, "{:#?}", findings());
+    let down = of("zigzag", "divergent-branch");
+    assert!(
+        down.iter().any(|d| d["facts"]["condition"] == "c >= 0"
+            && message(d).contains("at most one partial iteration")),
+        "{down:#?}"
+    );
+    let n = of("not_carried", "divergent-branch");
+    assert_eq!(n.len(), 1, "{:#?}", findings());
+    assert_eq!(n[0]["severity"], "warning", "{:#?}", n[0]);
+}

@@ -239,6 +239,9 @@ pub fn classify(
                         .or_else(|| {
                             guard_in_stride_loop(f, u, cx, launch, loops, stmt, cond)
                                 .map(|(g, _)| (g, true))
+                        })
+                        .or_else(|| {
+                            carried_window(f, u, cx, launch, loops, stmt, cond).map(|g| (g, true))
                         }),
                 }
             })
@@ -1155,6 +1158,151 @@ fn changes_in_loop(f: &Function, loops: &LoopFacts, l: StmtId, e: ExprId) -> boo
         })
     }
     reads(f, e, &inner, 0)
+}
+
+/// (session 15, audits 20261224 #55, 20261226 #55, 20261227 #56: llm.c's
+/// `for (; t2 <= t; t2 += warp.size())` after earlier loops over `t2`, and
+/// the count-down `for (; c >= 0; c -= WarpSize * x128::size)`) A loop
+/// without an initialiser whose counter's lane values form one window of
+/// a step at its entry: every definition of the counter is a start whose
+/// lanes lie within one step (`t2 = warp.thread_rank()`), or an update by
+/// that same step, either as the step of a loop that runs while the
+/// counter is on one side of a uniform bound (lanes stop in the window past
+/// it), unconditional, or under a test of the counter against a uniform
+/// bound on the side the update leaves (`if (t2 <= t) … t2 += 32`). Each
+/// of these keeps the lanes' values a window of consecutive values one step
+/// wide, so the lanes' trip counts differ by at most one. `Some(grid)`.
+fn carried_window(
+    f: &Function,
+    u: &Uniformity,
+    cx: &AffineCx<'_>,
+    launch: &LaunchDims,
+    loops: &LoopFacts,
+    s: StmtId,
+    cond: ExprId,
+) -> Option<bool> {
+    let l = loops.get(s)?;
+    if l.cond != Some(cond) {
+        return None;
+    }
+    let g = l.guard.as_ref()?;
+    let iv = l.vars.iter().find(|v| v.var == g.var)?;
+    let up = match (iv.op, g.op) {
+        (StepOp::Add, BinOp::Lt | BinOp::Le) => true,
+        (StepOp::Sub, BinOp::Gt | BinOp::Ge) => false,
+        _ => return None,
+    };
+    let step = iv.step?;
+    if iv.init.is_some() || !cx.form(g.bound).is_invariant() || !cx.form(step).is_invariant() {
+        return None;
+    }
+    let v = g.var;
+    if f.vars.get(v.0 as usize)?.param_position.is_some() {
+        return None;
+    }
+    let step_text = f.expr_text(step);
+    let is_v = |e: ExprId| matches!(f.expr(f.strip_casts(e)).kind, ExprKind::Var(x) if x == v);
+    let window_start = |e: ExprId| {
+        structural_stride(f, cx, launch, e, step, 0) || affine_stride(f, cx, launch, e, step)
+    };
+    // A test of the counter against a uniform bound on the side an update
+    // by the step in direction `up` leaves.
+    let threshold_on_v = |c: ExprId, up: bool| match f.expr(f.strip_casts(c)).kind {
+        ExprKind::Binary(op, a, b) if is_v(a) && cx.form(b).is_invariant() => {
+            if up {
+                matches!(op, BinOp::Lt | BinOp::Le)
+            } else {
+                matches!(op, BinOp::Gt | BinOp::Ge)
+            }
+        }
+        _ => false,
+    };
+    let parents = stmt_parents(f);
+    let mut starts = 0;
+    for (i, st) in f.stmts.iter().enumerate() {
+        let id = StmtId(i as u32);
+        // The expressions this statement evaluates directly.
+        let (own, loop_step): (Vec<ExprId>, bool) = match &st.kind {
+            StmtKind::Decl { var, init } if *var == v => {
+                match init {
+                    Some(e) if window_start(*e) => starts += 1,
+                    _ => return None,
+                }
+                continue;
+            }
+            StmtKind::Expr(e) => (vec![*e], false),
+            StmtKind::For {
+                step: Some(e),
+                cond,
+                ..
+            } => {
+                // The step of a loop over `v` that runs while `v` is short
+                // of a uniform bound keeps the window.
+                let guarded = cond.is_some_and(|c| {
+                    threshold_on_v(c, true) && up || threshold_on_v(c, false) && !up
+                });
+                (vec![*e], guarded)
+            }
+            _ => continue,
+        };
+        for e in own {
+            let mut stack = vec![e];
+            while let Some(x) = stack.pop() {
+                stack.extend(f.child_exprs(x));
+                let (op, rhs) = match &f.expr(x).kind {
+                    ExprKind::Assign { op, lhs, rhs } if is_v(*lhs) => (*op, *rhs),
+                    ExprKind::IncDec { target, .. } if is_v(*target) => return None,
+                    ExprKind::Unary(UnOp::AddrOf, a) if is_v(*a) => return None,
+                    _ => continue,
+                };
+                match op {
+                    None if window_start(rhs) => starts += 1,
+                    Some(o)
+                        if ((o == BinOp::Add && up) || (o == BinOp::Sub && !up))
+                            && f.expr_text(rhs) == step_text =>
+                    {
+                        if loop_step {
+                            continue;
+                        }
+                        // Straight-line, or under tests that keep the
+                        // window: uniform ones, or the counter's threshold.
+                        let mut at = parents.get(id.0 as usize).copied().flatten();
+                        while let Some(p) = at {
+                            if let StmtKind::If { cond: c, els, .. } = &f.stmt(p).kind
+                                && !(u.is_uniform(c.0) || (els.is_none() && threshold_on_v(*c, up)))
+                            {
+                                return None;
+                            }
+                            at = parents.get(p.0 as usize).copied().flatten();
+                        }
+                    }
+                    // (`up` updates in a count-down loop, or by another
+                    // step, or another start.)
+                    Some(o)
+                        if ((o == BinOp::Sub && up) || (o == BinOp::Add && !up))
+                            && f.expr_text(rhs) == step_text =>
+                    {
+                        // One step back, unconditionally (`c -= S;` before
+                        // counting down): a shift of the window.
+                        let mut at = parents.get(id.0 as usize).copied().flatten();
+                        while let Some(p) = at {
+                            if !matches!(f.stmt(p).kind, StmtKind::Block(_)) {
+                                return None;
+                            }
+                            at = parents.get(p.0 as usize).copied().flatten();
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+    if starts == 0 {
+        return None;
+    }
+    Some(expr_mentions(f, step, &|k| {
+        matches!(k, ExprKind::Builtin(Builtin::GridDim(_)))
+    }))
 }
 
 /// [`stride_loop`]'s recognition: `Some(grid)` for a stride loop.
