@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 
 fn findings() -> &'static [serde_json::Value] {
     static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
-    ALL.get_or_init(|| common::check_fixtures(&["findings/s15/kernels.cu"]))
+    ALL.get_or_init(|| {
+        common::check_fixtures(&["findings/s15/kernels.cu", "findings/s15/masks.cu"])
+    })
 }
 
 fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
@@ -205,4 +207,38 @@ fn a_counter_carried_across_stride_loops_is_a_stride_tail() {
     let n = of("not_carried", "divergent-branch");
     assert_eq!(n.len(), 1, "{:#?}", findings());
     assert_eq!(n[0]["severity"], "warning", "{:#?}", n[0]);
+}
+
+/// (audits 20261223 #32, 20261226 #32, 20261229 #33: mergeSort's `i <
+/// segmentSamplesA` with `i = pos & (stride / 128 - 1)`, FALSE three
+/// times) A test of an index masked to groups states that a bound at or
+/// past the group's size splits nothing.
+#[test]
+fn a_masked_index_test_names_the_bound_that_splits_nothing() {
+    let d = of("sample_ranks", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(
+        m.contains("the index stays below `stride / 128`")
+            && m.contains("every thread of a group is on one side and no warp splits"),
+        "{m}"
+    );
+}
+
+/// (audit 20261229 #62: crossentropy's `probs_bt[ix]` with `probs_bt =
+/// probs + b * T * V + t * V`) A gather through a pointer set per thread:
+/// the message names the pointer, not only the loaded index.
+#[test]
+fn a_gather_through_a_per_thread_pointer_names_the_pointer() {
+    let d = of("row_pick", "uncoalesced-global");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    let m = message(d[0]);
+    assert!(
+        m.contains("the pointer `row` is itself set from the thread index"),
+        "{m}"
+    );
+    assert!(
+        !m.contains("as a gather, its cost is the loaded values"),
+        "{m}"
+    );
 }

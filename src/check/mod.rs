@@ -839,14 +839,27 @@ pub fn function_findings(
                     g.min_sectors
                         .max(((warp_lanes * k).div_ceil(u64::from(sb))) as u32),
                     warp_lanes * k,
-                    gather_condition(
-                        &g.gather,
-                        &acc.indices
-                            .last()
-                            .map(|e| f.expr_text(*e))
-                            .unwrap_or_default(),
-                        acc.indices.len()
-                    )
+                    match per_thread_base(f, a, acc) {
+                        // (session 15, audit 20261229 #62: crossentropy's
+                        // `probs_bt[ix]` with `probs_bt = probs + b * T * V
+                        // + t * V`) The pointer differs per lane too: the
+                        // loaded index alone does not decide the cost.
+                        Some((p, def)) => format!(
+                            "; the pointer `{p}` is itself set from the thread index (`{def}`), \
+                             so the lanes' elements lie as far apart as their pointers: where \
+                             those are a row or more apart (a row per thread) the warp touches \
+                             a sector per lane whatever the loaded index holds, and only a \
+                             layout with the lanes' rows side by side would cost less"
+                        ),
+                        None => gather_condition(
+                            &g.gather,
+                            &acc.indices
+                                .last()
+                                .map(|e| f.expr_text(*e))
+                                .unwrap_or_default(),
+                            acc.indices.len(),
+                        ),
+                    }
                 ),
                 serde_json::json!({"data_dependent": true}),
             ),
@@ -1066,7 +1079,8 @@ pub fn function_findings(
             crate::facts::coalescing::Sectors::DataDependent
                 if rule == "uncoalesced-global"
                     && severity == Severity::Warning
-                    && (acc.is_write || acc.atomic) =>
+                    && (acc.is_write || acc.atomic)
+                    && per_thread_base(f, a, acc).is_none() =>
             {
                 (
                     Severity::Note,
@@ -1086,6 +1100,15 @@ pub fn function_findings(
             // table) A load through a loaded index: its cost is the
             // table's values, which this analysis cannot see, so a note
             // that says what decides it.
+            // (session 15) Through a per-thread row pointer: the message
+            // already says what decides it.
+            crate::facts::coalescing::Sectors::DataDependent
+                if rule == "uncoalesced-global"
+                    && severity == Severity::Warning
+                    && per_thread_base(f, a, acc).is_some() =>
+            {
+                (Severity::Note, message)
+            }
             crate::facts::coalescing::Sectors::DataDependent
                 if rule == "uncoalesced-global" && severity == Severity::Warning =>
             {
@@ -3202,6 +3225,29 @@ fn permille_text(p: u32) -> String {
 /// (issue 8 audit #14) For a gather: the condition under which it is
 /// coalesced, naming the loaded values the index uses and how the lanes
 /// read them.
+/// (session 15) For an access through a local pointer set once from
+/// thread indices (`const float *row = p + tid * V;`): its name and
+/// definition.
+fn per_thread_base(
+    f: &crate::ir::Function,
+    a: &crate::facts::Analysis,
+    acc: &crate::ir::Access,
+) -> Option<(String, String)> {
+    let v = acc.var?;
+    let var = f.var(v);
+    if var.param_position.is_some() || !matches!(var.ty, crate::ir::Type::Pointer(_)) {
+        return None;
+    }
+    let def = crate::facts::barriers::single_def(f, v.0)?;
+    let dims = a
+        .uniformity
+        .expr_dims
+        .get(def.0 as usize)
+        .copied()
+        .unwrap_or(0);
+    (dims & 0b111 != 0).then(|| (var.name.clone(), f.expr_text(def)))
+}
+
 fn gather_condition(loaded: &[(String, Option<i64>)], index: &str, dims: usize) -> String {
     if loaded.is_empty() || dims != 1 {
         return String::new();

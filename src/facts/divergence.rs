@@ -3809,12 +3809,26 @@ impl RunCx<'_> {
                         warps(ends)
                     ));
                 }
+                // (session 15, audits 20261223 #32, 20261226 #32, 20261229
+                // #33: mergeSort's `i < segmentSamplesA` with `i = pos &
+                // (stride / 128 - 1)` and a bound that is the group's size)
+                // The values the index takes are below the group's size:
+                // a bound at or past either end splits nothing.
                 _ => self.clauses.push(format!(
                     "`{text}` tests an index taken modulo {group}: within each group of {group} \
                      consecutive threads the selected ones are one contiguous run, so it splits \
                      {} per group when the group holds at least 32 threads (every warp can split \
-                     when it holds fewer)",
-                    warps(ends)
+                     when it holds fewer){}",
+                    warps(ends),
+                    if ix.divisor.is_none() {
+                        format!(
+                            "; the index stays below {group}, so where the value it is compared \
+                             with is at least {group} (or at most 0) every thread of a group is \
+                             on one side and no warp splits"
+                        )
+                    } else {
+                        String::new()
+                    }
                 )),
             }
             return true;
