@@ -174,26 +174,12 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                         param_block_dims: crate::facts::launch::param_block_dims(&f, l),
                         unlaunched: false,
                         param_values: crate::facts::launch::launch_arg_values(&f, l, &host_refs),
-                        template_block_dims: {
-                            // (session 15) A constant template argument
-                            // equal to exactly one constant block
-                            // dimension of this launch (`k<256><<<g,
-                            // 256>>>`) is that dimension here.
-                            let mut t = crate::facts::launch::template_block_dims(&f, l);
-                            for (slot, v) in t.iter_mut().zip(&template_values) {
-                                if slot.is_none()
-                                    && let Some(k) = v
-                                {
-                                    let at: Vec<usize> = (0..3)
-                                        .filter(|d| block[*d].map(i64::from) == Some(*k))
-                                        .collect();
-                                    if let [d] = at.as_slice() {
-                                        *slot = Some(*d as u8);
-                                    }
-                                }
-                            }
-                            t
-                        },
+                        template_block_dims: crate::facts::launch::template_block_dims(
+                            &f,
+                            l,
+                            &block,
+                            &template_values,
+                        ),
                     },
                 ));
             }

@@ -300,11 +300,28 @@ fn block_dim_texts(f: &Function, l: &crate::ir::Launch) -> Option<[Option<String
 /// (or member) that is also, as written, that dimension of the launch's
 /// block (`k<block_size><<<g, block_size>>>`), so the kernel's template
 /// parameter equals `blockDim` there.
+///
+/// (session 15) Also a constant template argument equal to exactly one
+/// constant dimension of the launch's resolved `block` (`k<256><<<g,
+/// 256>>>`; `values` are the arguments' values), or launched under its
+/// `case` of a switch on that dimension's name.
 pub fn template_block_dims(
     f: &Function,
     l: &crate::ir::Launch,
+    block: &[Option<u32>; 3],
+    values: &[Option<i64>; super::barriers::MAX_TEMPLATE_VALUES],
 ) -> [Option<u8>; super::barriers::MAX_TEMPLATE_VALUES] {
     let mut out = [None; super::barriers::MAX_TEMPLATE_VALUES];
+    for (slot, v) in out.iter_mut().zip(values) {
+        if let Some(k) = v
+            && let [d] = (0..3)
+                .filter(|d| block[*d].map(i64::from) == Some(*k))
+                .collect::<Vec<usize>>()
+                .as_slice()
+        {
+            *slot = Some(*d as u8);
+        }
+    }
     let Some(dims) = block_dim_texts(f, l) else {
         return out;
     };
@@ -316,6 +333,9 @@ pub fn template_block_dims(
     };
     for (slot, a) in out.iter_mut().zip(&l.template_args) {
         let a = a.trim();
+        if slot.is_some() {
+            continue;
+        }
         if name(a) {
             *slot = dims
                 .iter()
