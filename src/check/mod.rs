@@ -283,6 +283,13 @@ fn divergence_message(
     // (session 15, audit 20261224 #30) "every warp" is every warp that the
     // enclosing conditions let reach the branch.
     let every = match b.reach {
+        Some((1, 0)) => "the one warp of the block that its conditions on thread indices let \
+                         reach it (they exclude the others)"
+            .to_string(),
+        Some((n, 0)) => format!(
+            "every warp that reaches it (at most {n} of the block's: its conditions on thread \
+             indices exclude the others)"
+        ),
         Some((n, m)) => format!(
             "every warp that reaches it ({n} of the block's {m}: the enclosing conditions \
              exclude the others)"
@@ -297,8 +304,13 @@ fn divergence_message(
         ),
         Shape::EveryWarp => format!(
             "`{cond}` compares a lane index (it repeats in every warp) against a uniform bound, \
-             so every warp can split the same way, {what}{region} (cost: the divergent part, in \
-             {every})"
+             so every warp{} can split the same way, {what}{region} (cost: the divergent part, in \
+             {every})",
+            if b.reach.is_some() {
+                " that reaches it"
+            } else {
+                ""
+            }
         ),
         Shape::OneWarp { scope, .. } if one_warp_unit(scope, launch) => format!(
             "`{cond}` compares a thread index that grows with the lane's position against a \
@@ -333,7 +345,18 @@ fn divergence_message(
                 "the divergent part in the split warps only; every other warp is wholly on one side"
                     .to_string()
             };
-            format!("{}, {what}{region} (cost: {cost})", clauses.join("; "))
+            // (session 16) With the warps that reach it counted, "every
+            // warp" in a clause is every one of those.
+            let clauses = clauses.join("; ");
+            let clauses = if b.reach.is_some() {
+                clauses.replace(
+                    "so every warp can split",
+                    "so every warp that reaches it can split",
+                )
+            } else {
+                clauses
+            };
+            format!("{clauses}, {what}{region} (cost: {cost})")
         }
         // (session 7, audit 20261128 #53)
         Shape::TripSpread {
@@ -1283,6 +1306,15 @@ pub fn function_findings(
                 (n > 0 && n <= 32).then_some((l, n))
             });
         let tiny = predicable && (w.memory <= 1 || loop_share.is_some() || fixed_loop.is_some());
+        // (session 16; audit 20261232 #34, MonteCarlo's `tile32.thread_rank()
+        // < i` with `i` = 16, 8, …, 1) A straight-line part just over the
+        // predication threshold in such a loop: still a few dozen issue
+        // slots per warp in all.
+        let fixed_short = !predicable
+            && bounded
+            && w.calls == 0
+            && w.memory > 0
+            && fixed_loop.is_some_and(|(_, n)| w.ops * n <= 8 * a.cost.divergent_min_ops);
         // (audit 20261209 #24, FDTD3d's halo loads under `ltidx < RADIUS`)
         // A longer part that is still at most a quarter of its loop's
         // iteration: a note that states the share.
@@ -1305,6 +1337,7 @@ pub fn function_findings(
             && shape_warns
             && !short_data
             && !tiny
+            && !fixed_short
             && !once_short
             && !small_in_loop
         {
@@ -1544,7 +1577,7 @@ pub fn function_findings(
                                     ""
                                 }
                             )
-                        } else if tiny
+                        } else if (tiny || fixed_short)
                             && w.memory > 0
                             && !once_short
                             && loop_share.is_none()
@@ -1553,11 +1586,16 @@ pub fn function_findings(
                         {
                             format!(
                                 " (divergent part: straight-line code, about {} operations, {} of \
-                                 them memory accesses, short enough for the compiler to predicate; \
-                                 the loop at line {} runs {n} times (its values are known), so a \
-                                 split warp loses about {} issue slots in all){}",
+                                 them memory accesses{}; the loop at line {} runs {n} times (its \
+                                 values are known) and sits in no loop, so a split warp loses \
+                                 about {} issue slots in all){}",
                                 w.ops,
                                 w.memory,
+                                if tiny {
+                                    ", short enough for the compiler to predicate"
+                                } else {
+                                    ""
+                                },
                                 line_ref(abs(&f.stmt(l).span).0),
                                 w.ops * n,
                                 if b.data_dependent {

@@ -114,6 +114,7 @@ pub fn launch_dims<'db>(db: &'db dyn Db, name: Name<'db>) -> LaunchDims {
                 unlaunched: false,
                 param_values: agree(prev.param_values, dims.param_values),
                 template_block_dims: agree(prev.template_block_dims, dims.template_block_dims),
+                name_block_dims: agree(prev.name_block_dims, dims.name_block_dims),
             },
         });
     }

@@ -180,6 +180,7 @@ pub(super) fn compute(db: &dyn Db, file: SourceFile) -> Arc<FileSymbols> {
                             &block,
                             &template_values,
                         ),
+                        name_block_dims: crate::facts::launch::name_block_dims(&f, l, &block),
                     },
                 ));
             }

@@ -114,7 +114,24 @@ pub fn shared_costs(
         let mut up_to_rows_only = true;
         let mut choices: [Option<Vec<i64>>; 2] = [None, None];
         let mut bad = false;
+        // (session 16; audit 20261232 #40, imageDenoising's
+        // `threadIdx.y * BLOCKDIM_X + threadIdx.x` launched with
+        // `BLOCKDIM_X` threads a row) A y coefficient of `c·blockDim.x` over
+        // an x coefficient of `c`, with blockDim.x unknown: `c` times the
+        // linear thread index, consecutive across each warp's lanes (which
+        // are one row of the warp's size here).
+        let linear = launch.block[0].is_none()
+            && form.coef[2].is_zero()
+            && match (&form.coef[0], &form.coef[1]) {
+                (Coef::Int(1), Coef::Sym(s)) => s == "blockDim.x",
+                (Coef::Int(c), Coef::Sym(s)) => *s == format!("{c}·blockDim.x"),
+                _ => false,
+            };
         for (d, slot) in choices.iter_mut().enumerate() {
+            if linear && d == 1 {
+                *slot = Some(vec![0]);
+                continue;
+            }
             match &form.coef[d] {
                 Coef::Int(c) => *slot = Some(vec![*c]),
                 Coef::Sym(s) => match &form.coef_values[d] {

@@ -67,6 +67,21 @@ pub struct LaunchDims {
     /// parameter equals `blockDim` in that dimension.
     #[serde(default)]
     pub template_block_dims: [Option<u8>; MAX_TEMPLATE_VALUES],
+    /// (session 16; audits 20261226, 20261232 #40: imageDenoising's kernel
+    /// headers, `dim3 threads(BLOCKDIM_X, BLOCKDIM_Y)` where no indexed
+    /// file defines `BLOCKDIM_X` for the header) For each block dimension
+    /// whose value is not known, the [`name_hash`] of the undefined name
+    /// every launch site spells it as: that name equals `blockDim` there.
+    #[serde(default)]
+    pub name_block_dims: [Option<u64>; 3],
+}
+
+/// A stable 64-bit hash of a name (FNV-1a), for
+/// [`LaunchDims::name_block_dims`].
+pub fn name_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl LaunchDims {
@@ -81,6 +96,7 @@ impl LaunchDims {
             unlaunched: false,
             param_values: [None; MAX_PARAM_DIMS],
             template_block_dims: [None; MAX_TEMPLATE_VALUES],
+            name_block_dims: [None; 3],
         }
     }
 }

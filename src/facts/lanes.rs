@@ -248,6 +248,75 @@ impl ActiveLanes {
     }
 }
 
+impl ActiveLanes {
+    /// (session 16, audit 20261232 #25: shfl_scan's `warp_id == 0 &&
+    /// lane_id < n`) The warps of the block in which some thread passes the
+    /// conditions enclosing `s` and `pass`, with the block's warp count;
+    /// `None` when the block is not known (or a warp spans z slices).
+    pub fn count_warps(
+        &self,
+        s: StmtId,
+        pass: impl Fn([i64; 3]) -> bool,
+    ) -> Option<(usize, usize)> {
+        let [bx, by, bz] = self.block?;
+        let tests = self.tests.get(&s.0).map(Vec::as_slice).unwrap_or(&[]);
+        let threads = bx * by * bz;
+        let ws = self.warp;
+        let total = (threads + ws - 1) / ws;
+        if total > 64 {
+            return None;
+        }
+        let coord = |l: i64| [l % bx, (l / bx) % by, l / (bx * by)];
+        let mut n = 0;
+        for w in 0..total {
+            let first = coord(ws * w);
+            let all: Vec<[i64; 3]> = (ws * w..(ws * w + ws).min(threads)).map(coord).collect();
+            if all.iter().any(|t| t[2] != first[2]) {
+                return None;
+            }
+            if all
+                .iter()
+                .any(|t| tests.iter().all(|c| c.eval(*t)) && pass(*t))
+            {
+                n += 1;
+            }
+        }
+        Some((n, total as usize))
+    }
+}
+
+/// (session 16) Whether thread `t` can pass condition `c`: `false` only
+/// when a top-level conjunct of `c` compares two values
+/// [`thread_value`] knows in `t` and fails (what is not known passes).
+pub fn may_pass(f: &Function, c: ExprId, launch: &LaunchDims, t: [i64; 3]) -> bool {
+    match &f.expr(c).kind {
+        ExprKind::Binary(BinOp::LogAnd, a, b) => {
+            may_pass(f, *a, launch, t) && may_pass(f, *b, launch, t)
+        }
+        ExprKind::Binary(
+            op @ (BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne),
+            a,
+            b,
+        ) => {
+            let (Some(x), Some(y)) = (
+                thread_value(f, *a, launch, t),
+                thread_value(f, *b, launch, t),
+            ) else {
+                return true;
+            };
+            match op {
+                BinOp::Lt => x < y,
+                BinOp::Le => x <= y,
+                BinOp::Gt => x > y,
+                BinOp::Ge => x >= y,
+                BinOp::Eq => x == y,
+                _ => x != y,
+            }
+        }
+        _ => true,
+    }
+}
+
 /// Add the tests `cond` (or its negation) implies.
 fn collect(f: &Function, cx: &AffineCx<'_>, cond: ExprId, holds: bool, out: &mut Vec<Test>) {
     match &f.expr(cond).kind {

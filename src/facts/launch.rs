@@ -276,6 +276,75 @@ pub fn param_block_dims(
     out
 }
 
+/// (session 16; audit 20261232 #40, imageDenoising) For each dimension of
+/// launch `l`'s block whose value `block` does not give, the
+/// [`name_hash`](super::barriers::name_hash) of the undefined name (an
+/// unexpanded macro) it is written as: `k<<<g, dim3(BX, BY)>>>`, or a
+/// `dim3` local declared once as `dim3 t(BX, BY)` whose members are never
+/// assigned.
+pub fn name_block_dims(
+    f: &Function,
+    l: &crate::ir::Launch,
+    block: &[Option<u32>; 3],
+) -> [Option<u64>; 3] {
+    let mut out = [None; 3];
+    let Some(b) = l.block else {
+        return out;
+    };
+    let b = f.strip_casts(b);
+    let dim3_args = |e: ExprId| match &f.expr(e).kind {
+        ExprKind::Call { callee, args, .. } if callee == "dim3" || callee == "dim3{}" => {
+            Some(args.clone())
+        }
+        _ => None,
+    };
+    let args: Vec<ExprId> = match &f.expr(b).kind {
+        ExprKind::Var(v) if is_dim3(&f.var(*v).ty) => {
+            let decls: Vec<Option<ExprId>> = f
+                .stmts
+                .iter()
+                .filter_map(|s| match &s.kind {
+                    StmtKind::Decl { var, init } if var == v => Some(*init),
+                    _ => None,
+                })
+                .collect();
+            let is_v = |x: ExprId| {
+                let x = match &f.expr(x).kind {
+                    ExprKind::Member { base, .. } => *base,
+                    _ => x,
+                };
+                matches!(f.expr(x).kind, ExprKind::Var(w) if w == *v)
+            };
+            let written = f.exprs.iter().any(|e| match &e.kind {
+                ExprKind::Assign { lhs: x, .. }
+                | ExprKind::IncDec { target: x, .. }
+                | ExprKind::Unary(crate::ir::UnOp::AddrOf, x) => is_v(*x),
+                _ => false,
+            });
+            match decls.as_slice() {
+                [Some(init)] if !written => match dim3_args(f.strip_casts(*init)) {
+                    Some(a) => a,
+                    None => return out,
+                },
+                _ => return out,
+            }
+        }
+        ExprKind::Name(_) => vec![b],
+        _ => match dim3_args(b) {
+            Some(a) => a,
+            None => return out,
+        },
+    };
+    for (d, a) in args.iter().take(3).enumerate() {
+        if block[d].is_none()
+            && let ExprKind::Name(n) = &f.expr(f.strip_casts(*a)).kind
+        {
+            out[d] = Some(super::barriers::name_hash(n));
+        }
+    }
+    out
+}
+
 /// The expression text of each dimension of launch `l`'s block (`b.x` for a
 /// `dim3 b`, the integer block itself, or the corresponding argument of a
 /// `dim3(…)` construction); `None` without a block.
@@ -442,7 +511,8 @@ pub fn with_block_dim_params(
     if f.kind != crate::ir::FunctionKind::Kernel
         || (launch.param_block_dims.iter().all(Option::is_none)
             && launch.param_values.iter().all(Option::is_none)
-            && launch.template_block_dims.iter().all(Option::is_none))
+            && launch.template_block_dims.iter().all(Option::is_none)
+            && launch.name_block_dims.iter().all(Option::is_none))
     {
         return None;
     }
@@ -494,7 +564,10 @@ pub fn with_block_dim_params(
         }
         subst.push((id, kind));
     }
-    if subst.is_empty() && template_subst.is_empty() {
+    if subst.is_empty()
+        && template_subst.is_empty()
+        && launch.name_block_dims.iter().all(Option::is_none)
+    {
         return None;
     }
     let mut g = f.clone();
@@ -507,6 +580,13 @@ pub fn with_block_dim_params(
             && let Some((_, k)) = template_subst.iter().find(|(q, _)| *q == p)
         {
             e.kind = k.clone();
+        } else if let ExprKind::Name(n) = &e.kind
+            && let Some(d) = launch
+                .name_block_dims
+                .iter()
+                .position(|h| *h == Some(super::barriers::name_hash(n)))
+        {
+            e.kind = block_dim(d as u8);
         }
     }
     Some(g)

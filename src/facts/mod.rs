@@ -265,7 +265,7 @@ impl Analysis {
                 let one =
                     params.single_lane || params.single_thread || single_thread.contains(&b.stmt.0);
                 let mut b = divergence::in_single_lane(b, one);
-                b.reach = reaching_warps(&active, &launch, cost.warp, b.stmt);
+                b.reach = reaching_warps(f, &active, &launch, cost.warp, &b);
                 b
             })
             .collect();
@@ -335,23 +335,62 @@ impl Analysis {
     }
 }
 
-/// (session 15) `(n, m)` when the thread-index conditions enclosing `s`
-/// let only `n` of the block's `m` warps reach it.
+/// (session 15) `(n, m)` when the thread-index conditions enclosing branch
+/// `b` (and, session 16, its own conjuncts) let only `n` of the block's `m`
+/// warps reach it; `m` = 0 where the block's width is not known.
 fn reaching_warps(
+    f: &Function,
     active: &lanes::ActiveLanes,
     launch: &LaunchDims,
     warp: u32,
-    s: crate::ir::StmtId,
+    b: &divergence::BranchFact,
 ) -> Option<(u32, u32)> {
-    let [Some(x), Some(y), Some(z)] = launch.block else {
-        return None;
-    };
-    let m = (u64::from(x) * u64::from(y) * u64::from(z)).div_ceil(u64::from(warp.max(1)));
-    if m > 64 {
+    // (session 16, audit 20261232 #25: shfl_scan's `warp_id == 0 &&
+    // lane_id < n`) An `if`'s own conjuncts that thread indices decide
+    // keep out the warps none of whose threads can pass them: those take
+    // the same side throughout.
+    let own = matches!(f.stmt(b.stmt).kind, crate::ir::StmtKind::If { cond, .. } if cond == b.cond)
+        && !b.in_expression;
+    if let Some((n, m)) =
+        active.count_warps(b.stmt, |t| !own || lanes::may_pass(f, b.cond, launch, t))
+    {
+        return (n > 0 && n < m).then_some((n as u32, m as u32));
+    }
+    // A 1-D block of unknown width: the conditions of the `if` itself and
+    // of the enclosing `if`s it is on the `then` side of that thread
+    // indices decide (`warp_id == 0`), tried on every block up to 1024
+    // threads; `m` = 0 (the block's warps not known).
+    if launch.block[0].is_some() || launch.block[1] != Some(1) || launch.block[2] != Some(1) {
         return None;
     }
-    let n = active.warps(s)?.len() as u64;
-    (n < m).then_some((n as u32, m as u32))
+    let parents = divergence::stmt_parents(f);
+    let mut conds: Vec<crate::ir::ExprId> = Vec::new();
+    if own {
+        conds.push(b.cond);
+    }
+    let mut at = b.stmt;
+    while let Some(p) = parents.get(at.0 as usize).copied().flatten() {
+        if let crate::ir::StmtKind::If { cond, then, .. } = &f.stmt(p).kind
+            && *then == at
+        {
+            conds.push(*cond);
+        }
+        at = p;
+    }
+    if conds.is_empty() {
+        return None;
+    }
+    let ws = i64::from(warp.max(1));
+    let n = (0..1024 / ws)
+        .filter(|w| {
+            (w * ws..(w + 1) * ws).any(|x| {
+                conds
+                    .iter()
+                    .all(|c| lanes::may_pass(f, *c, launch, [x, 0, 0]))
+            })
+        })
+        .count();
+    (n > 0 && (n as i64) < 1024 / ws).then_some((n as u32, 0))
 }
 
 /// Mark the statements inside `then` branches of conditions that hold for

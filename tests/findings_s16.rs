@@ -1,0 +1,82 @@
+//! issue 8, session 16: warps kept out by an `if`'s own conjuncts, block
+//! sizes named by undefined macros at the launch, short tree reductions,
+//! and double operations outside the loops that repeat the work. Fixtures:
+//! tests/fixtures/findings/s16/{kernels.cu,weights.cuh}.
+
+mod common;
+
+use std::sync::OnceLock;
+
+fn findings() -> &'static [serde_json::Value] {
+    static ALL: OnceLock<Vec<serde_json::Value>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        common::check_fixtures(&["findings/s16/kernels.cu", "findings/s16/weights.cuh"])
+    })
+}
+
+fn of(function: &str, rule: &str) -> Vec<&'static serde_json::Value> {
+    common::rule_in(findings(), function, rule)
+}
+
+use common::message;
+
+/// (audit 20261232 #25: shfl_scan's `warp_id == 0 && lane_id < n`) A
+/// conjunct that thread indices decide per warp keeps the other warps out,
+/// even with the block's width unknown: one warp can split, a note. The
+/// lane test alone still splits every warp, a warning.
+#[test]
+fn a_warp_test_in_the_same_condition_keeps_other_warps_out() {
+    let d = of("warp_sums", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    let m = message(d[0]);
+    assert!(m.contains("in the one warp of the block"), "{m}");
+    assert!(m.contains("every warp that reaches it can split"), "{m}");
+    let l = of("lane_sums", "divergent-branch");
+    assert_eq!(l.len(), 1, "{:#?}", findings());
+    assert_eq!(l[0]["severity"], "warning", "{:#?}", l[0]);
+    assert!(message(l[0]).contains("in every warp"), "{}", message(l[0]));
+}
+
+/// (audits 20261226, 20261232 #40: imageDenoising's kernel headers) A row
+/// stride written as the undefined macro the launch also gives as the
+/// block's width is blockDim.x: `ty * BLOCKDIM_X + tx` is the linear thread
+/// index, conflict-free. The transposed read keeps its finding.
+#[test]
+fn a_row_stride_named_like_the_launch_width_is_the_linear_index() {
+    let d = of("weights", "shared-bank-conflict");
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["line"], 13, "{:#?}", d[0]);
+}
+
+/// (audits 20261231 #25, 20261232 #34: MonteCarlo's `tile32.thread_rank()
+/// < i`, i = 16 … 1) A warp's halving reduction of eight operations, in a
+/// loop of five known steps that sits in no loop: a note with the issue
+/// slots in all.
+#[test]
+fn a_short_tree_reduction_states_its_total() {
+    let d = of("tree_tail", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    let m = message(d[0]);
+    assert!(m.contains("runs 5 times"), "{m}");
+    assert!(m.contains("about 40 issue slots in all"), "{m}");
+}
+
+/// (audit 20261232 #35: vulkanImageCUDA's `1.0 / width` once per mip
+/// level) Double operations in a loop but outside the loop it holds are a
+/// note; one in the inner loop keeps the warning.
+#[test]
+fn double_operations_outside_the_inner_loops_are_a_note() {
+    let d = of("mip_rows", "fp64_arithmetic");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("outside the loops it holds"),
+        "{}",
+        message(d[0])
+    );
+    let i = of("mip_rows_inner", "fp64_arithmetic");
+    assert_eq!(i.len(), 1, "{:#?}", findings());
+    assert_eq!(i[0]["severity"], "warning", "{:#?}", i[0]);
+}
