@@ -80,3 +80,49 @@ fn double_operations_outside_the_inner_loops_are_a_note() {
     assert_eq!(i.len(), 1, "{:#?}", findings());
     assert_eq!(i[0]["severity"], "warning", "{:#?}", i[0]);
 }
+
+/// (audit 20261230 #54: llm.c's `idx < N` with `idx = (blockIdx.x *
+/// blockDim.x + threadIdx.x) * x128::size`) A guard on the global index of
+/// a 1-D launch, scaled by a factor cudalog does not know, is a grid-edge
+/// guard (at most one warp of the grid splits): not reported. The same
+/// test on a block-local index splits one warp per block: still a note.
+#[test]
+fn a_scaled_global_index_guard_is_a_grid_edge() {
+    let d = of("scale8", "divergent-branch");
+    assert!(d.is_empty(), "{d:#?}");
+    let l = of("scale8_local", "divergent-branch");
+    assert_eq!(l.len(), 1, "{:#?}", findings());
+    assert!(
+        message(l[0]).contains("one warp per block"),
+        "{}",
+        message(l[0])
+    );
+}
+
+/// (audit 20261231 #60: llm.c's matmul_backward_bias reorder) An 8-way
+/// conflict outside every loop, in a kernel whose loop of unknown length
+/// does the global memory work, is paid once per thread: a note with the
+/// extra wavefronts. In the loop it stays a warning.
+#[test]
+fn a_conflict_once_per_thread_next_to_the_work_loop_is_a_note() {
+    let d = of("reorder", "shared-bank-conflict");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("7 extra wavefront(s) per warp in all"),
+        "{}",
+        message(d[0])
+    );
+    let e = of("reorder_each", "shared-bank-conflict");
+    assert_eq!(e.len(), 1, "{:#?}", findings());
+    assert_eq!(e[0]["severity"], "warning", "{:#?}", e[0]);
+}
+
+/// (audits 20261230 #27, 20261232 #25: shfl_scan's `if (lane_id >= i)`
+/// after `__shfl_up_sync(…, i)`) The guard of a shuffle scan is the scan
+/// itself: not reported.
+#[test]
+fn a_shuffle_scan_guard_is_not_divergence() {
+    let d = of("warp_scan", "divergent-branch");
+    assert!(d.is_empty(), "{d:#?}");
+}

@@ -326,6 +326,23 @@ fn divergence_message(
             } else {
                 (format!("at most {tests} warps"), "those straddling a bound")
             };
+            // (session 16) A global index of a 1-D grid: one run of the
+            // whole grid's threads.
+            if *scope == "grid" {
+                return format!(
+                    "`{cond}` compares the global thread index (scaled or offset the same in \
+                     every block) against a bound that is the same in every block, so the \
+                     threads it selects are one contiguous run of the whole grid: it splits \
+                     {warps} of the grid ({which}{}; none when the bound falls on a warp's \
+                     edge), {what}{region} (cost: the divergent part in {} only)",
+                    if *tests == 1 { ", the grid's tail" } else { "" },
+                    if *tests == 1 {
+                        "that warp"
+                    } else {
+                        "those warps"
+                    }
+                );
+            }
             format!(
                 "`{cond}` compares a thread index that grows with the lane's position against a \
                  uniform bound, so the threads it selects are one contiguous run: it splits \
@@ -557,9 +574,104 @@ fn one_warp_unit(scope: &str, launch: &crate::facts::LaunchDims) -> bool {
     let threads = match scope {
         "block" => bx.zip(by).zip(bz).map(|((x, y), z)| x * y * z),
         "row of the block" => bx,
+        "grid" => None,
         _ => bx.zip(by).map(|(x, y)| x * y),
     };
     threads.is_some_and(|t| t <= 32)
+}
+
+/// (session 16) A loop of `f` whose trip count is not a known small
+/// constant and whose body accesses global memory: where a kernel's work
+/// repeats.
+fn work_loop(f: &crate::ir::Function, a: &crate::facts::Analysis) -> Option<crate::ir::StmtId> {
+    (0..f.stmts.len() as u32).map(crate::ir::StmtId).find(|s| {
+        matches!(
+            f.stmt(*s).kind,
+            crate::ir::StmtKind::For { .. }
+                | crate::ir::StmtKind::While { .. }
+                | crate::ir::StmtKind::DoWhile { .. }
+        ) && a
+            .loops
+            .get(*s)
+            .is_none_or(|l| l.values.as_ref().is_none_or(|v| v.len() > 32))
+            && {
+                let inside = crate::facts::divergence::region_stmts(f, *s);
+                f.accesses.iter().enumerate().any(|(i, x)| {
+                    inside.contains(&x.stmt.0)
+                        && a.access_space.get(i).copied().unwrap_or(x.space)
+                            == crate::ir::MemSpace::Global
+                }) || f.calls.iter().any(|c| {
+                    // A call passed a pointer parameter of the kernel
+                    // (`load128(dout + idx * OC)`) reaches global memory.
+                    inside.contains(&c.stmt.0) && passes_pointer_param(f, c.expr)
+                })
+            }
+    })
+}
+
+/// (session 16) Whether branch `b` is a one-sided `if (lane >= d)` (or `d
+/// <= lane`) whose taken side reads a value that a shuffle up by the same
+/// `d` produced (`n = __shfl_up_sync(mask, v, d)`, `tile.shfl_up(v, d)`):
+/// the guard of a shuffle scan.
+fn shuffle_scan_guard(f: &crate::ir::Function, b: &crate::facts::divergence::BranchFact) -> bool {
+    use crate::ir::{BinOp, ExprKind, StmtKind};
+    let StmtKind::If {
+        then, els: None, ..
+    } = &f.stmt(b.stmt).kind
+    else {
+        return false;
+    };
+    if b.in_expression {
+        return false;
+    }
+    let var_of = |e: crate::ir::ExprId| match f.expr(f.strip_casts(e)).kind {
+        ExprKind::Var(v) => Some(v),
+        _ => None,
+    };
+    let d = match &f.expr(f.strip_casts(b.cond)).kind {
+        ExprKind::Binary(BinOp::Ge, _, r) => var_of(*r),
+        ExprKind::Binary(BinOp::Le, l, _) => var_of(*l),
+        _ => None,
+    };
+    let Some(d) = d else {
+        return false;
+    };
+    let t = &f.stmt(*then).span;
+    let within = |s: &crate::ir::Span| {
+        (t.line, t.col) <= (s.line, s.col) && (s.end_line, s.end_col) <= (t.end_line, t.end_col)
+    };
+    // A variable read in the taken side whose one definition is a shuffle
+    // up by `d`.
+    f.exprs.iter().any(|e| {
+        let ExprKind::Var(n) = e.kind else {
+            return false;
+        };
+        within(&e.span)
+            && crate::facts::barriers::single_def(f, n.0).is_some_and(|def| {
+                matches!(&f.expr(f.strip_casts(def)).kind, ExprKind::Call { callee, args, .. }
+                    if (callee.ends_with("shfl_up_sync") || callee.ends_with("shfl_up"))
+                        && args.iter().any(|a| var_of(*a) == Some(d)))
+            })
+    })
+}
+
+/// Whether call `call`'s arguments mention a pointer parameter of `f`.
+fn passes_pointer_param(f: &crate::ir::Function, call: crate::ir::ExprId) -> bool {
+    use crate::ir::ExprKind;
+    let ExprKind::Call { args, .. } = &f.expr(call).kind else {
+        return false;
+    };
+    let mut stack: Vec<crate::ir::ExprId> = args.clone();
+    while let Some(e) = stack.pop() {
+        if let ExprKind::Var(v) = f.expr(e).kind {
+            let var = f.var(v);
+            if var.param_position.is_some() && matches!(var.ty, crate::ir::Type::Pointer(..)) {
+                return true;
+            }
+        }
+        stack.extend(f.child_exprs(e));
+    }
+    false
 }
 
 /// What a divergent branch's message adds about its cost (issue 8 audit,
@@ -1225,6 +1337,14 @@ pub fn function_findings(
         {
             continue;
         }
+        // (session 16; audits 20261230 #27, 20261232 #25: shfl_scan's
+        // `if (lane_id >= i) value += n;` after `n = __shfl_up_sync(…, i)`)
+        // The guard of a shuffle scan: the lanes below `i` have no partner
+        // `i` lanes up and skip one add of registers. That is the scan
+        // itself, with nothing cheaper to do instead: not reported.
+        if !memory && !looping && tail.is_none() && shuffle_scan_guard(f, b) {
+            continue;
+        }
         // (issue 8 audit, class 6) Under a data-dependent condition (or in
         // an expression), a divergent part of a few operations is
         // predicated or costs the idle lanes a few instructions, and the
@@ -1765,6 +1885,26 @@ pub fn function_findings(
                 "; it runs once per thread, outside every loop: one extra wavefront per warp in \
                  all"
                 .to_string(),
+            )
+        } else if !in_loop(acc.stmt)
+            && replay <= 8
+            && !sc.up_to
+            && f.kind == crate::ir::FunctionKind::Kernel
+            && let Some(l) = work_loop(f, a)
+        {
+            // (session 16; audit 20261231 #60, llm.c's matmul_backward_bias
+            // reorder after its accumulation loop) Once per thread, next to a
+            // loop of global memory work of unknown length: a few wavefronts
+            // per warp in all.
+            (
+                Severity::Note,
+                format!(
+                    "; it runs once per thread, outside every loop, while the loop at line {} \
+                     repeats the kernel's global memory work: {} extra wavefront(s) per warp in \
+                     all",
+                    line_ref(abs(&f.stmt(l).span).0),
+                    replay.saturating_sub(1)
+                ),
             )
         } else if let Some((l, n)) = innermost_loop(acc.stmt)
             .filter(|l| !in_loop(*l) && replay <= 2 && !sc.up_to)

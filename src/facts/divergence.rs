@@ -1447,7 +1447,8 @@ fn boundary_guard(
         ExprKind::Unary(crate::ir::UnOp::Not, a) => boundary_guard(f, u, cx, launch, *a),
         ExprKind::Binary(BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge, a, b) => {
             let (x, y) = (guard_form(f, cx, *a, 0), guard_form(f, cx, *b, 0));
-            let (t, k) = if y.is_invariant() { (x, y) } else { (y, x) };
+            let y_invariant = y.is_invariant();
+            let (t, k) = if y_invariant { (x, y) } else { (y, x) };
             if !k.is_invariant() {
                 return false;
             }
@@ -1458,7 +1459,18 @@ fn boundary_guard(
                 .count()
                 == 1;
             let others_zero = t.coef.iter().filter(|c| c.is_zero()).count() == 2;
-            (unit && others_zero && t.grid_offset) || block_disjoint(&t, &k, launch)
+            // (session 16; audit 20261230 #54, llm.c's `(blockIdx.x *
+            // blockDim.x + threadIdx.x) * x128::size < N`) The global index
+            // of a 1-D launch scaled by a factor cudalog does not know.
+            let (side, bound) = if y_invariant { (*a, *b) } else { (*b, *a) };
+            (unit && others_zero && t.grid_offset)
+                || block_disjoint(&t, &k, launch)
+                || (launch.grid[1] == Some(1)
+                    && launch.grid[2] == Some(1)
+                    && launch.block[1] == Some(1)
+                    && launch.block[2] == Some(1)
+                    && !mentions_block_index(f, bound, 0)
+                    && grid_linear(f, u, side, launch, 0))
         }
         _ => false,
     }
@@ -1946,6 +1958,9 @@ fn threshold_tests(
                 (0, _) => sb,
                 (_, 0) => sa,
                 _ if sa == sb => sa,
+                // A whole-grid run is also one run per block.
+                _ if sa == "grid" && sb == "block" => sb,
+                _ if sb == "grid" && sa == "block" => sa,
                 _ => return None,
             };
             Some((scope, na + nb))
@@ -1957,6 +1972,7 @@ fn threshold_tests(
             b,
         ) => {
             let (x, y) = (monotone_form(f, cx, *a, 0), monotone_form(f, cx, *b, 0));
+            let y_invariant = y.is_invariant();
             let t = if y.is_invariant() && !x.is_invariant() {
                 x
             } else if x.is_invariant() && !y.is_invariant() {
@@ -1970,9 +1986,86 @@ fn threshold_tests(
             } else {
                 1
             };
-            monotone_scope(&t, launch).map(|s| (s, ends))
+            // (session 16; audit 20261230 #54, llm.c's `idx < N` with `idx =
+            // (blockIdx.x * blockDim.x + threadIdx.x) * x128::size`) A global
+            // index of a 1-D grid against a bound the same in every block
+            // selects one contiguous run of the whole grid's threads.
+            let (side, bound) = if y_invariant { (*a, *b) } else { (*b, *a) };
+            let scope = monotone_scope(&t, launch)?;
+            let grid = scope == "block"
+                && launch.grid[1] == Some(1)
+                && launch.grid[2] == Some(1)
+                && !mentions_block_index(f, bound, 0)
+                && grid_linear(f, u, side, launch, 0);
+            Some((if grid { "grid" } else { scope }, ends))
         }
         _ => None,
+    }
+}
+
+/// (session 16) Whether `e` (through locals with one definition) mentions
+/// `blockIdx` or `threadIdx`.
+fn mentions_block_index(f: &Function, e: ExprId, depth: u32) -> bool {
+    if depth > 16 {
+        return true;
+    }
+    match &f.expr(e).kind {
+        ExprKind::Builtin(Builtin::BlockIdx(_) | Builtin::ThreadIdx(_)) => true,
+        ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
+            Some(d) => mentions_block_index(f, d, depth + 1),
+            None => f.var(*v).param_position.is_none(),
+        },
+        _ => f
+            .child_exprs(e)
+            .into_iter()
+            .any(|c| mentions_block_index(f, c, depth + 1)),
+    }
+}
+
+/// (session 16) Whether `e` is a multiple of the global thread index of a
+/// 1-D launch plus a grid-wide constant: `blockIdx.x * blockDim.x +
+/// threadIdx.x` (either order), scaled by or offset by thread-invariant
+/// values that no block index enters (`(…) * x128::size`, `… + base`),
+/// through locals with one definition.
+fn grid_linear(f: &Function, u: &Uniformity, e: ExprId, launch: &LaunchDims, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let e = f.strip_casts(e);
+    let uniform = |x: ExprId| u.is_uniform(x.0) && !mentions_block_index(f, x, 0);
+    let is = |x: ExprId, b: Builtin| matches!(f.expr(f.strip_casts(x)).kind, ExprKind::Builtin(ref k) if *k == b);
+    let block_part = |x: ExprId| match &f.expr(f.strip_casts(x)).kind {
+        ExprKind::Binary(BinOp::Mul, p, q) => {
+            let width = |w: ExprId| {
+                is(w, Builtin::BlockDim(crate::ir::Dim::X))
+                    || launch.block[0]
+                        .is_some_and(|bx| super::barriers::const_value(f, w) == Some(i64::from(bx)))
+            };
+            (is(*p, Builtin::BlockIdx(crate::ir::Dim::X)) && width(*q))
+                || (is(*q, Builtin::BlockIdx(crate::ir::Dim::X)) && width(*p))
+        }
+        _ => false,
+    };
+    match &f.expr(e).kind {
+        ExprKind::Var(v) => super::barriers::single_def(f, v.0)
+            .is_some_and(|d| grid_linear(f, u, d, launch, depth + 1)),
+        ExprKind::Binary(BinOp::Add, p, q) => {
+            (block_part(*p) && is(*q, Builtin::ThreadIdx(crate::ir::Dim::X)))
+                || (block_part(*q) && is(*p, Builtin::ThreadIdx(crate::ir::Dim::X)))
+                || (uniform(*q) && grid_linear(f, u, *p, launch, depth + 1))
+                || (uniform(*p) && grid_linear(f, u, *q, launch, depth + 1))
+        }
+        ExprKind::Binary(BinOp::Sub, p, q) => {
+            uniform(*q) && grid_linear(f, u, *p, launch, depth + 1)
+        }
+        ExprKind::Binary(BinOp::Mul, p, q) => {
+            (uniform(*q) && grid_linear(f, u, *p, launch, depth + 1))
+                || (uniform(*p) && grid_linear(f, u, *q, launch, depth + 1))
+        }
+        ExprKind::Binary(BinOp::Shl, p, q) => {
+            uniform(*q) && grid_linear(f, u, *p, launch, depth + 1)
+        }
+        _ => false,
     }
 }
 
