@@ -126,3 +126,62 @@ fn a_shuffle_scan_guard_is_not_divergence() {
     let d = of("warp_scan", "divergent-branch");
     assert!(d.is_empty(), "{d:#?}");
 }
+
+/// (audit 20261232 #52: llm.c's attention_forward causal mask) `t2 = idx %
+/// T` tested against `t = (idx / T) % T`, which is the same in each group
+/// of T consecutive threads: one run per group, a note. A bound that
+/// changes within the group (`idx / 7`) keeps the warning.
+#[test]
+fn a_bound_fixed_per_group_of_the_modulus_splits_one_warp_per_group() {
+    let d = of("causal_mask", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("at most one warp per group"),
+        "{}",
+        message(d[0])
+    );
+    let s = of("causal_skew", "divergent-branch");
+    assert_eq!(s.len(), 1, "{:#?}", findings());
+    assert_eq!(s[0]["severity"], "warning", "{:#?}", s[0]);
+}
+
+/// (audit 20261233 #30: cuda-samples' FDTD3d, whose `src/` file includes
+/// `"FDTD3dGPU.h"` from `inc/`) A quoted include not beside its includer is
+/// looked for in the conventional `../inc` directory: the block width it
+/// defines (32) makes `threadIdx.y < 4` the same in every lane of a warp.
+/// Without that header the width is unknown and the branch is reported.
+#[test]
+fn a_header_in_the_sibling_inc_directory_is_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    let inc = dir.path().join("inc");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&inc).unwrap();
+    std::fs::write(inc.join("halo.h"), "#define TILE_X 32\n").unwrap();
+    let kernel = "#include \"halo.h\"\n\
+        __global__ void halo(float *o, const float *in, int stride) {\n\
+        \x20   __shared__ float tile[24][32];\n\
+        \x20   int i = blockIdx.x * 32 + threadIdx.y * stride + threadIdx.x;\n\
+        \x20   if (threadIdx.y < 4) {\n\
+        \x20       tile[threadIdx.y][threadIdx.x] = in[i - 4 * stride];\n\
+        \x20       tile[threadIdx.y + 20][threadIdx.x] = in[i + 16 * stride];\n\
+        \x20   }\n\
+        \x20   __syncthreads();\n\
+        \x20   o[i] = tile[threadIdx.y + 4][threadIdx.x];\n\
+        }\n\
+        void run(float *o, const float *in, int stride, int rows) {\n\
+        \x20   dim3 b;\n\
+        \x20   b.x = TILE_X;\n\
+        \x20   b.y = rows;\n\
+        \x20   halo<<<64, b>>>(o, in, stride);\n\
+        }\n";
+    std::fs::write(src.join("halo.cu"), kernel).unwrap();
+    let all = common::check_json(dir.path());
+    let d = common::rule_in(&all, "halo", "divergent-branch");
+    assert!(d.is_empty(), "{d:#?}");
+    std::fs::remove_file(inc.join("halo.h")).unwrap();
+    let all = common::check_json(dir.path());
+    let d = common::rule_in(&all, "halo", "divergent-branch");
+    assert_eq!(d.len(), 1, "{all:#?}");
+}

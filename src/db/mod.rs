@@ -215,12 +215,18 @@ pub fn file_at<'db>(db: &'db dyn Db, path: PathKey<'db>) -> Option<SourceFile> {
 
 /// The paths `#include "name"` written in `from` may resolve to, in the
 /// order they are tried: the includer's directory, then each include
-/// directory.
+/// directory, then (session 16; audit 20261233 #30, cuda-samples' FDTD3d,
+/// whose `src/FDTD3dGPU.cu` includes `"FDTD3dGPU.h"` from `inc/` through
+/// its build's `-I../inc`) the conventional header directories beside and
+/// below the includer's: `../inc`, `../include`, `inc`, `include`.
 pub fn include_candidates(from: &Path, name: &str, include_dirs: &[PathBuf]) -> Vec<PathBuf> {
     let dir = from.parent().unwrap_or(Path::new(""));
     let mut out = vec![normalize(&dir.join(name))];
     for inc in include_dirs {
         out.push(normalize(&inc.join(name)));
+    }
+    for conventional in ["../inc", "../include", "inc", "include"] {
+        out.push(normalize(&dir.join(conventional).join(name)));
     }
     out
 }

@@ -3604,6 +3604,9 @@ fn local_definition(f: &Function, v: crate::ir::VarId, at: StmtId) -> Option<Exp
 struct RunIndex {
     form: super::affine::Affine,
     modulus: Option<ExprId>,
+    /// (session 16) The value taken modulo [`RunIndex::modulus`] (`x` in
+    /// `x % m`).
+    base: Option<ExprId>,
     /// A uniform divisor applied before the modulus (`(i / d) % m`): each
     /// group then holds `m·d` threads.
     divisor: Option<ExprId>,
@@ -3639,6 +3642,7 @@ impl RunCx<'_> {
             return Some(RunIndex {
                 form: own,
                 modulus: None,
+                base: None,
                 divisor: None,
             });
         }
@@ -3668,6 +3672,7 @@ impl RunCx<'_> {
                 let inner = self.index(*a, depth + 1)?;
                 inner.modulus.is_none().then_some(RunIndex {
                     modulus: Some(*m),
+                    base: Some(*a),
                     ..inner
                 })
             }
@@ -3688,6 +3693,7 @@ impl RunCx<'_> {
                 let inner = self.index(x, depth + 1)?;
                 (inner.modulus.is_none() && inner.divisor.is_none()).then_some(RunIndex {
                     modulus: Some(m),
+                    base: Some(x),
                     ..inner
                 })
             }
@@ -3717,7 +3723,12 @@ impl RunCx<'_> {
     /// `m` (text) consecutive threads: uniform values, a group's base `x -
     /// (x & (m - 1))`, and arithmetic and calls (of functions that read
     /// no thread index themselves) on those.
-    fn group_const(&self, e: ExprId, m: &str, depth: u32) -> bool {
+    ///
+    /// (session 16; audit 20261232 #52, attention_forward's `t2 > t` with
+    /// `t2 = idx % T`, `t = (idx / T) % T`) Also the quotient `x / m` of
+    /// `base`, the value the index takes modulo `m` (`base` a local with
+    /// one definition): the group's number.
+    fn group_const(&self, e: ExprId, m: &str, base: Option<ExprId>, depth: u32) -> bool {
         let f = self.f;
         if self.u.is_uniform(e.0) {
             return true;
@@ -3725,7 +3736,14 @@ impl RunCx<'_> {
         if depth > 10 {
             return false;
         }
-        let rec = |x: ExprId| self.group_const(x, m, depth + 1);
+        let rec = |x: ExprId| self.group_const(x, m, base, depth + 1);
+        let same_base = |x: ExprId| {
+            let (Some(b), ExprKind::Var(w)) = (base, &f.expr(f.strip_casts(x)).kind) else {
+                return false;
+            };
+            matches!(f.expr(f.strip_casts(b)).kind, ExprKind::Var(v) if v == *w)
+                && super::coop::var_definitions(f, *w).len() == 1
+        };
         let masked = |x: ExprId, y: ExprId| -> bool {
             let y = match &f.expr(y).kind {
                 ExprKind::Var(v) => one_def(f, self.u, *v, y).unwrap_or(y),
@@ -3749,6 +3767,7 @@ impl RunCx<'_> {
             ExprKind::Cast(_, a) => rec(*a),
             ExprKind::Var(v) => one_def(f, self.u, *v, e).is_some_and(rec),
             ExprKind::Binary(BinOp::Sub, x, y) if masked(*x, *y) => true,
+            ExprKind::Binary(BinOp::Div, x, k) if f.expr_text(*k) == m && same_base(*x) => true,
             ExprKind::Binary(_, a, b) => rec(*a) && rec(*b),
             ExprKind::Unary(UnOp::Neg | UnOp::Plus | UnOp::Not, a) => rec(*a),
             ExprKind::Call {
@@ -3802,9 +3821,9 @@ impl RunCx<'_> {
                         let grouped = |x: ExprId, y: ExprId| {
                             self.index(x, 0).filter(|ix| {
                                 ix.divisor.is_none()
-                                    && ix
-                                        .modulus
-                                        .is_some_and(|m| self.group_const(y, &f.expr_text(m), 0))
+                                    && ix.modulus.is_some_and(|m| {
+                                        self.group_const(y, &f.expr_text(m), ix.base, 0)
+                                    })
                             })
                         };
                         let Some(ix) = grouped(*a, *b).or_else(|| grouped(*b, *a)) else {
