@@ -185,3 +185,18 @@ fn a_header_in_the_sibling_inc_directory_is_included() {
     let d = common::rule_in(&all, "halo", "divergent-branch");
     assert_eq!(d.len(), 1, "{all:#?}");
 }
+
+/// (audits 20261230 #39/#40/#42, 20261234 #40: SobelFilter's and
+/// FunctionPointers' tex2D staging copies) A 2-way store of a value the
+/// same statement loads from global memory is bounded by the load: a note
+/// that says so. A 2-way store of a computed value stays a warning.
+#[test]
+fn a_two_way_staging_store_is_bounded_by_its_load() {
+    let d = of("stage_rows", "shared-bank-conflict");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(message(d[0]).contains("staging copy"), "{}", message(d[0]));
+    let w = of("scale_rows", "shared-bank-conflict");
+    assert_eq!(w.len(), 1, "{:#?}", findings());
+    assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
+}

@@ -655,6 +655,22 @@ fn shuffle_scan_guard(f: &crate::ir::Function, b: &crate::facts::divergence::Bra
     })
 }
 
+/// (session 16) Whether the statement of access `i` (a shared store) also
+/// reads global memory or fetches from a texture (`s[k] = in[j]`, `s[k] =
+/// tex2D<T>(…)`, `__ldg(…)`).
+fn stores_a_load(f: &crate::ir::Function, a: &crate::facts::Analysis, i: usize) -> bool {
+    let stmt = f.accesses[i].stmt;
+    f.accesses.iter().enumerate().any(|(j, x)| {
+        x.stmt == stmt
+            && !x.is_write
+            && a.access_space.get(j).copied().unwrap_or(x.space) == crate::ir::MemSpace::Global
+    }) || f.calls.iter().any(|c| {
+        let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
+        c.stmt == stmt
+            && (name.starts_with("tex") || name.starts_with("__ldg") || name.starts_with("surf"))
+    })
+}
+
 /// Whether call `call`'s arguments mention a pointer parameter of `f`.
 fn passes_pointer_param(f: &crate::ir::Function, call: crate::ir::ExprId) -> bool {
     use crate::ir::ExprKind;
@@ -1923,6 +1939,19 @@ pub fn function_findings(
                      known), outside any other loop: {n} extra wavefront(s) per warp in all",
                     line_ref(abs(&f.stmt(l).span).0)
                 ),
+            )
+        } else if replay <= 2 && !sc.up_to && acc.is_write && stores_a_load(f, a, sc.access) {
+            // (session 16; audits 20261230 #39/#40/#42, 20261234 #40: the
+            // tex2D staging copies of SobelFilter and FunctionPointers) A
+            // 2-way store of a value loaded from global memory or a texture
+            // in the same statement: the load, not the extra wavefront,
+            // bounds a staging copy.
+            (
+                Severity::Note,
+                "; it stores a value the same statement loads from global memory or a texture: \
+                 the warp waits far longer for that load than for the one extra wavefront, and \
+                 the load's bandwidth, not the shared store's, bounds such a staging copy"
+                    .to_string(),
             )
         } else {
             (Severity::Warning, String::new())
