@@ -200,3 +200,22 @@ fn a_two_way_staging_store_is_bounded_by_its_load() {
     assert_eq!(w.len(), 1, "{:#?}", findings());
     assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
 }
+
+/// (audits 20261227 #1/#2, 20261229 #3, 20261231 #1, 20261234 #3:
+/// particlefilter's CDF search) A taken side that records where the search
+/// stopped in a register and leaves the loop is an early exit: a note that
+/// says so. One that stores to memory before leaving is not.
+#[test]
+fn a_search_exit_that_records_a_register_is_an_early_exit() {
+    let d = of("find_index", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("a search's exit"),
+        "{}",
+        message(d[0])
+    );
+    let s = of("find_index_store", "divergent-branch");
+    assert_eq!(s.len(), 1, "{:#?}", findings());
+    assert!(!message(s[0]).contains("early exit"), "{}", message(s[0]));
+}

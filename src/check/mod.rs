@@ -1488,7 +1488,10 @@ pub fn function_findings(
         let early_exit = match &f.stmt(b.stmt).kind {
             crate::ir::StmtKind::If {
                 then, els: None, ..
-            } if !b.in_expression && tail.is_none() && break_only(f, *then) => {
+            } if !b.in_expression
+                && tail.is_none()
+                && (break_only(f, *then) || records_then_breaks(f, *then)) =>
+            {
                 crate::facts::divergence::loop_exit(f, &parents, b.stmt)
             }
             _ => None,
@@ -1629,12 +1632,19 @@ pub fn function_findings(
                     }
                     Some(l) => format!(
                         "`{cond_text}` depends on {dims} and can differ between the threads of \
-                         a warp: an early exit from the loop at line {} (the taken side only \
-                         leaves the loop), so the lanes that take it stop iterating while the \
+                         a warp: an early exit from the loop at line {} (the taken side {}), \
+                         so the lanes that take it stop iterating while the \
                          others go on, and the warp runs as long as its last lane does; the \
                          exit never makes a warp slower than the loop without it, and what it \
                          saves depends on how evenly the lanes of a warp exit{}",
                         line_ref(abs(&f.stmt(l).span).0),
+                        match &f.stmt(b.stmt).kind {
+                            crate::ir::StmtKind::If { then, .. } if !break_only(f, *then) => {
+                                "records a value in a register and leaves the loop: a search's \
+                                 exit"
+                            }
+                            _ => "only leaves the loop",
+                        },
                         if b.data_dependent {
                             " (the condition depends on values loaded per thread)"
                         } else {
@@ -3229,6 +3239,55 @@ fn break_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
         StmtKind::Block(v) => v.len() == 1 && break_only(f, v[0]),
         _ => false,
     }
+}
+
+/// (session 16; audits 20261227 #1/#2, 20261229 #3, 20261231 #1, 20261234
+/// #3: particlefilter's CDF search `if (CDF[x] >= u[i]) { index = x;
+/// break; }`) A block of assignments of register values (literals, locals,
+/// arithmetic of them) to scalar locals, ending in `break`: the taken side
+/// records where the search stopped and leaves the loop.
+fn records_then_breaks(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
+    use crate::ir::{ExprKind, StmtKind};
+    let StmtKind::Block(v) = &f.stmt(s).kind else {
+        return false;
+    };
+    let Some((last, rest)) = v.split_last() else {
+        return false;
+    };
+    if !matches!(f.stmt(*last).kind, StmtKind::Break) || rest.is_empty() {
+        return false;
+    }
+    let register = |e: crate::ir::ExprId| {
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            match &f.expr(x).kind {
+                ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => {}
+                ExprKind::Var(w) if !f.var(*w).ty.is_indexable() => {}
+                ExprKind::Binary(_, a, b) => stack.extend([*a, *b]),
+                ExprKind::Unary(
+                    crate::ir::UnOp::Neg
+                    | crate::ir::UnOp::Plus
+                    | crate::ir::UnOp::Not
+                    | crate::ir::UnOp::BitNot,
+                    a,
+                )
+                | ExprKind::Cast(_, a) => stack.push(*a),
+                _ => return false,
+            }
+        }
+        true
+    };
+    rest.iter().all(|r| match &f.stmt(*r).kind {
+        StmtKind::Expr(e) => match &f.expr(*e).kind {
+            ExprKind::Assign { lhs, rhs, .. } => {
+                matches!(f.expr(*lhs).kind, ExprKind::Var(w)
+                    if !f.var(w).by_ref && !f.var(w).ty.is_indexable() && f.var(w).param_position.is_none())
+                    && register(*rhs)
+            }
+            _ => false,
+        },
+        _ => false,
+    })
 }
 
 fn return_only(f: &crate::ir::Function, s: crate::ir::StmtId) -> bool {
