@@ -219,3 +219,36 @@ fn a_search_exit_that_records_a_register_is_an_early_exit() {
     assert_eq!(s.len(), 1, "{:#?}", findings());
     assert!(!message(s[0]).contains("early exit"), "{}", message(s[0]));
 }
+
+/// (audits 20261237 #24, 20261238 #24: convolutionFFT2D's `x == 0` with
+/// `x` a thread index modulo `DX / 2`) A test picking one thread per group
+/// of a uniform size splits only the warp holding it: a note with the
+/// condition. An interleaved pick whose group a loop doubles from 2 splits
+/// every warp: still a warning.
+#[test]
+fn a_pick_of_one_thread_per_group_splits_one_warp_per_group() {
+    let d = of("nyquist_fix", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    assert!(
+        message(d[0]).contains("picks one thread in every group of `half`"),
+        "{}",
+        message(d[0])
+    );
+    let w = of("interleaved_sum", "divergent-branch");
+    assert_eq!(w.len(), 1, "{:#?}", findings());
+    assert_eq!(w[0]["severity"], "warning", "{:#?}", w[0]);
+}
+
+/// (audits 20261233 #23, 20261235 #23: nbody's early `return` before
+/// `computeBodyAccel`) A call whose body waits at a block barrier, after a
+/// thread-dependent `return`: since sm_70 the barrier waits only for the
+/// threads that have not exited, as for a barrier in the kernel itself: a
+/// warning that says so, not an error.
+#[test]
+fn a_callee_barrier_after_an_early_return_is_a_warning() {
+    let d = of("bodies", "barrier-divergence");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "warning", "{:#?}", d[0]);
+    assert!(message(d[0]).contains("since sm_70"), "{}", message(d[0]));
+}

@@ -3636,14 +3636,26 @@ fn call_barrier_finding(
     let cond_text = f.expr_text(v.cond);
     let dims = dim_names(a.uniformity.expr_dims[v.cond.0 as usize]);
     let callee = &call.callee;
+    // (session 16; audits 20261233 #23, 20261235 #23: nbody's `if (index
+    // >= deviceNumBodies) return;` before `computeBodyAccel`) Threads that
+    // left by `return` have exited: since sm_70 the callee's barrier waits
+    // only for the others, as for a barrier in the kernel itself (a
+    // warning there too).
+    let exited = v.via_exit && sync::exit_is_return(f, v.cond);
     let message = if v.via_exit {
         // (issue 8, races helper) say when no thread can take the exit.
         let bound = sync::exit_bound_clause(f, &a.uniformity, v.cond).unwrap_or_default();
         format!(
             "the call to `{callee}`, which contains a block-wide barrier, is skipped by threads \
              that leave early: the exit at line {cline_ref} is taken when `{cond_text}`, which \
-             depends on {dims}; the callee's code after the barrier must not read what the \
-             exited threads would have written{bound}"
+             depends on {dims}; {}the callee's code after the barrier must not read what the \
+             exited threads would have written{bound}",
+            if exited {
+                "since sm_70 a barrier waits only for threads that have not exited, so the \
+                 barrier itself is defined there (before sm_70 it can hang), but "
+            } else {
+                ""
+            }
         )
     } else {
         format!(
@@ -3654,7 +3666,11 @@ fn call_barrier_finding(
     };
     Finding {
         rule: "barrier-divergence".into(),
-        severity: Severity::Error,
+        severity: if exited {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
         suppressed: suppressed(lines, line + 1, "barrier-divergence"),
         file: site.path.to_string(),
         line,

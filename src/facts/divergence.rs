@@ -3852,12 +3852,65 @@ impl RunCx<'_> {
                 // `i % m == k` selects one value in every group: a strided
                 // pick, not a run (`tid % (2 * s) == 0`).
                 if ix.modulus.is_some() && ends == 2 {
-                    return false;
+                    return self.pick_clause(c, &ix);
                 }
                 self.clause(c, *a, *b, &ix, ends)
             }
             _ => false,
         }
+    }
+
+    /// (session 16; audits 20261237 #24, 20261238 #24: convolutionFFT2D's
+    /// `x == 0` with `x` a thread index taken modulo `DX / 2`) An `==`/`!=`
+    /// test of an index taken modulo a group size that is a constant of at
+    /// least 32, or a uniform value that no loop changes: it picks (or
+    /// leaves out) one thread per group, so only the warp holding it
+    /// splits. A modulus below 32 or one a loop varies (`tid % (2 * s) ==
+    /// 0`) is left to the plain message: every warp can split.
+    fn pick_clause(&mut self, c: ExprId, ix: &RunIndex) -> bool {
+        let (f, launch) = (self.f, self.launch);
+        let Some(m) = ix.modulus else {
+            return false;
+        };
+        if ix.divisor.is_some() {
+            return false;
+        }
+        let unit_x = matches!(ix.form.coef[0], Coef::Int(1) | Coef::Int(-1))
+            && ix.form.coef[1].is_zero()
+            && ix.form.coef[2].is_zero()
+            && (launch.block[1] == Some(1) && launch.block[2] == Some(1)
+                || launch.block[0].is_some_and(|x| x % 32 == 0));
+        if !unit_x {
+            return false;
+        }
+        let text = f.expr_text(c);
+        let small = self
+            .cx
+            .form(m)
+            .values
+            .as_ref()
+            .and_then(|v| v.first().copied());
+        match super::barriers::const_value(f, m) {
+            Some(v) if v >= 32 => self.clauses.push(format!(
+                "`{text}` picks one thread in every group of {v} consecutive threads (its index \
+                 is taken modulo {v}), so it splits only the warp holding that thread, one warp \
+                 in every {}, where one lane differs from the other 31",
+                v / 32
+            )),
+            Some(_) => return false,
+            None if small.is_some() || loop_varying(f, m, 0) => return false,
+            None => {
+                let group = f.expr_text(m);
+                self.clauses.push(format!(
+                    "`{text}` picks one thread in every group of `{group}` consecutive threads \
+                     (its index is taken modulo `{group}`), so while `{group}` is at least 32 \
+                     it splits only the warp holding that thread, one warp in every `{group}` / \
+                     32, where one lane differs from the other 31 (every warp can split when \
+                     `{group}` is below 32)"
+                ))
+            }
+        }
+        true
     }
 
     fn clause(&mut self, c: ExprId, a: ExprId, b: ExprId, ix: &RunIndex, ends: u32) -> bool {
