@@ -252,3 +252,17 @@ fn a_callee_barrier_after_an_early_return_is_a_warning() {
     assert_eq!(d[0]["severity"], "warning", "{:#?}", d[0]);
     assert!(message(d[0]).contains("since sm_70"), "{}", message(d[0]));
 }
+
+/// (audits 20261234 #2, 20261235 #1, 20261237 #5: hybridsort's merge step)
+/// An `if` whose sides only move values between registers or `break` is an
+/// early exit with selects: a note that says the exit splits the warp, not
+/// "both paths one after the other".
+#[test]
+fn register_moves_around_a_break_are_an_early_exit() {
+    let d = of("merge_step", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert_eq!(d[0]["severity"], "note", "{:#?}", d[0]);
+    let m = message(d[0]);
+    assert!(m.contains("the exit is what splits the warp"), "{m}");
+    assert!(!m.contains("both paths one after the other"), "{m}");
+}

@@ -1494,6 +1494,14 @@ pub fn function_findings(
             {
                 crate::facts::divergence::loop_exit(f, &parents, b.stmt)
             }
+            // (session 16) Register moves (selects) around a `break`.
+            crate::ir::StmtKind::If { .. }
+                if !b.in_expression
+                    && tail.is_none()
+                    && crate::facts::divergence::registers_or_exit(f, b.stmt) =>
+            {
+                innermost_loop(b.stmt)
+            }
             _ => None,
         };
         // (audits 20261209 #57, 20261214 #50/#55, llm.c's fused classifier)
@@ -1639,6 +1647,11 @@ pub fn function_findings(
                          saves depends on how evenly the lanes of a warp exit{}",
                         line_ref(abs(&f.stmt(l).span).0),
                         match &f.stmt(b.stmt).kind {
+                            crate::ir::StmtKind::If { els: Some(_), .. } => {
+                                "and the other only move values between registers, which the \
+                                 compiler turns into selects, or leave the loop: the exit is \
+                                 what splits the warp"
+                            }
                             crate::ir::StmtKind::If { then, .. } if !break_only(f, *then) => {
                                 "records a value in a register and leaves the loop: a search's \
                                  exit"

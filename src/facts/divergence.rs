@@ -1713,6 +1713,44 @@ fn select_expr(f: &Function, sc: &SelectCx<'_>, e: ExprId, depth: u32) -> bool {
     }
 }
 
+/// (session 16; audits 20261234 #2, 20261235 #1, 20261237 #5: hybridsort's
+/// merge step `if (a) { if (b) { … x = y; } else { … } } else { if (b) { …
+/// } else break; }`) Whether the `if` at `s` only moves values between
+/// registers (nested `if`s on register conditions, assignments of register
+/// values to register locals) or leaves the innermost loop (`break`), with
+/// at least one `break`: the moves are selects, and the exit is what
+/// splits the warp.
+pub fn registers_or_exit(f: &Function, s: StmtId) -> bool {
+    fn walk(f: &Function, sc: &SelectCx<'_>, s: StmtId, exits: &mut bool) -> bool {
+        match &f.stmt(s).kind {
+            StmtKind::Block(v) => v.iter().all(|x| walk(f, sc, *x, exits)),
+            StmtKind::Break => {
+                *exits = true;
+                true
+            }
+            StmtKind::Expr(e) => match &f.expr(*e).kind {
+                ExprKind::Assign { lhs, rhs, .. } => {
+                    matches!(f.expr(*lhs).kind, ExprKind::Var(v) if register_var(f, v))
+                        && select_expr(f, sc, *rhs, 0)
+                }
+                ExprKind::IncDec { target, .. } => {
+                    matches!(f.expr(*target).kind, ExprKind::Var(v) if register_var(f, v))
+                }
+                _ => false,
+            },
+            StmtKind::If { cond, then, els } => {
+                select_expr(f, sc, *cond, 0)
+                    && walk(f, sc, *then, exits)
+                    && els.is_none_or(|e| walk(f, sc, e, exits))
+            }
+            _ => false,
+        }
+    }
+    let sc = SelectCx { loads: &[] };
+    let mut exits = false;
+    matches!(f.stmt(s).kind, StmtKind::If { .. }) && walk(f, &sc, s, &mut exits) && exits
+}
+
 /// A local scalar held in registers (not `__shared__`, not a reference, not
 /// an array).
 fn register_var(f: &Function, v: crate::ir::VarId) -> bool {
