@@ -656,8 +656,8 @@ fn shuffle_scan_guard(f: &crate::ir::Function, b: &crate::facts::divergence::Bra
 }
 
 /// (session 16) Whether the statement of access `i` (a shared store) also
-/// reads global memory or fetches from a texture (`s[k] = in[j]`, `s[k] =
-/// tex2D<T>(…)`, `__ldg(…)`).
+/// reads global memory or fetches from a texture or surface (`s[k] =
+/// in[j]`, `s[k] = tex2D<T>(…)`, `__ldg(…)`, `surf2Dread(…)`).
 fn stores_a_load(f: &crate::ir::Function, a: &crate::facts::Analysis, i: usize) -> bool {
     let stmt = f.accesses[i].stmt;
     f.accesses.iter().enumerate().any(|(j, x)| {
@@ -667,7 +667,9 @@ fn stores_a_load(f: &crate::ir::Function, a: &crate::facts::Analysis, i: usize) 
     }) || f.calls.iter().any(|c| {
         let name = c.callee.rsplit("::").next().unwrap_or(&c.callee);
         c.stmt == stmt
-            && (name.starts_with("tex") || name.starts_with("__ldg") || name.starts_with("surf"))
+            && (name.starts_with("tex")
+                || name.starts_with("__ldg")
+                || (name.starts_with("surf") && name.contains("read")))
     })
 }
 
