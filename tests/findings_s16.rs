@@ -266,3 +266,14 @@ fn register_moves_around_a_break_are_an_early_exit() {
     assert!(m.contains("the exit is what splits the warp"), "{m}");
     assert!(!m.contains("both paths one after the other"), "{m}");
 }
+
+/// (found reviewing session 16: volumeFiltering's d_integrate_trapezoidal)
+/// A loop bound that is a float made from the global index (`cur < x *
+/// step`) is a per-thread trip count, not a grid-edge guard: still
+/// reported.
+#[test]
+fn a_float_bound_from_the_global_index_is_not_a_grid_edge() {
+    let d = of("integrate", "divergent-branch");
+    assert_eq!(d.len(), 1, "{:#?}", findings());
+    assert!(message(d[0]).contains("cur <"), "{}", message(d[0]));
+}

@@ -1469,7 +1469,8 @@ fn boundary_guard(
                     && launch.grid[2] == Some(1)
                     && launch.block[1] == Some(1)
                     && launch.block[2] == Some(1)
-                    && !mentions_block_index(f, bound, 0)
+                    && !super::barriers::depends_on_block(f, bound, 0)
+                    && !loop_varying(f, bound, 0)
                     && grid_linear(f, u, side, launch, 0))
         }
         _ => false,
@@ -2033,30 +2034,12 @@ fn threshold_tests(
             let grid = scope == "block"
                 && launch.grid[1] == Some(1)
                 && launch.grid[2] == Some(1)
-                && !mentions_block_index(f, bound, 0)
+                && !super::barriers::depends_on_block(f, bound, 0)
+                && !loop_varying(f, bound, 0)
                 && grid_linear(f, u, side, launch, 0);
             Some((if grid { "grid" } else { scope }, ends))
         }
         _ => None,
-    }
-}
-
-/// (session 16) Whether `e` (through locals with one definition) mentions
-/// `blockIdx` or `threadIdx`.
-fn mentions_block_index(f: &Function, e: ExprId, depth: u32) -> bool {
-    if depth > 16 {
-        return true;
-    }
-    match &f.expr(e).kind {
-        ExprKind::Builtin(Builtin::BlockIdx(_) | Builtin::ThreadIdx(_)) => true,
-        ExprKind::Var(v) => match super::barriers::single_def(f, v.0) {
-            Some(d) => mentions_block_index(f, d, depth + 1),
-            None => f.var(*v).param_position.is_none(),
-        },
-        _ => f
-            .child_exprs(e)
-            .into_iter()
-            .any(|c| mentions_block_index(f, c, depth + 1)),
     }
 }
 
@@ -2070,7 +2053,7 @@ fn grid_linear(f: &Function, u: &Uniformity, e: ExprId, launch: &LaunchDims, dep
         return false;
     }
     let e = f.strip_casts(e);
-    let uniform = |x: ExprId| u.is_uniform(x.0) && !mentions_block_index(f, x, 0);
+    let uniform = |x: ExprId| u.is_uniform(x.0) && !super::barriers::depends_on_block(f, x, 0);
     let is = |x: ExprId, b: Builtin| matches!(f.expr(f.strip_casts(x)).kind, ExprKind::Builtin(ref k) if *k == b);
     let block_part = |x: ExprId| match &f.expr(f.strip_casts(x)).kind {
         ExprKind::Binary(BinOp::Mul, p, q) => {
@@ -2085,8 +2068,13 @@ fn grid_linear(f: &Function, u: &Uniformity, e: ExprId, launch: &LaunchDims, dep
         _ => false,
     };
     match &f.expr(e).kind {
-        ExprKind::Var(v) => super::barriers::single_def(f, v.0)
-            .is_some_and(|d| grid_linear(f, u, d, launch, depth + 1)),
+        // An integer local with one definition (a float `x * step` is not
+        // an index).
+        ExprKind::Var(v) => {
+            matches!(&f.var(*v).ty, crate::ir::Type::Scalar(t) if t.is_integral())
+                && super::barriers::single_def(f, v.0)
+                    .is_some_and(|d| grid_linear(f, u, d, launch, depth + 1))
+        }
         ExprKind::Binary(BinOp::Add, p, q) => {
             (block_part(*p) && is(*q, Builtin::ThreadIdx(crate::ir::Dim::X)))
                 || (block_part(*q) && is(*p, Builtin::ThreadIdx(crate::ir::Dim::X)))
@@ -3650,6 +3638,19 @@ struct RunIndex {
     divisor: Option<ExprId>,
 }
 
+impl RunIndex {
+    /// Whether the index steps by one in the linear thread index (x only,
+    /// with 1-D blocks or rows of whole warps): only then is each group of
+    /// `m` consecutive values one group of `m` consecutive threads.
+    fn unit_x(&self, launch: &LaunchDims) -> bool {
+        matches!(self.form.coef[0], Coef::Int(1) | Coef::Int(-1))
+            && self.form.coef[1].is_zero()
+            && self.form.coef[2].is_zero()
+            && (launch.block[1] == Some(1) && launch.block[2] == Some(1)
+                || launch.block[0].is_some_and(|x| x % 32 == 0))
+    }
+}
+
 struct RunCx<'a> {
     f: &'a Function,
     u: &'a Uniformity,
@@ -3913,12 +3914,7 @@ impl RunCx<'_> {
         if ix.divisor.is_some() {
             return false;
         }
-        let unit_x = matches!(ix.form.coef[0], Coef::Int(1) | Coef::Int(-1))
-            && ix.form.coef[1].is_zero()
-            && ix.form.coef[2].is_zero()
-            && (launch.block[1] == Some(1) && launch.block[2] == Some(1)
-                || launch.block[0].is_some_and(|x| x % 32 == 0));
-        if !unit_x {
+        if !ix.unit_x(launch) {
             return false;
         }
         let text = f.expr_text(c);
@@ -3962,14 +3958,7 @@ impl RunCx<'_> {
             }
         };
         if let Some(m) = ix.modulus {
-            // Only a unit step in the linear thread index keeps each group
-            // of `m` consecutive values one group of `m` consecutive threads.
-            let unit_x = matches!(ix.form.coef[0], Coef::Int(1) | Coef::Int(-1))
-                && ix.form.coef[1].is_zero()
-                && ix.form.coef[2].is_zero()
-                && (launch.block[1] == Some(1) && launch.block[2] == Some(1)
-                    || launch.block[0].is_some_and(|x| x % 32 == 0));
-            if !unit_x {
+            if !ix.unit_x(launch) {
                 return false;
             }
             let group = match ix.divisor {
